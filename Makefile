@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# vroce: build the module for every supported Debian kernel whose headers are
+# installed, or for one (KVER=<release>, or KVER=debug for the debug kernel).
+#
+#   make                 build build/<release>/vroce.ko for each kernel
+#   make KVER=<release>  build one
+#   make W=1 C=1         extra warnings and sparse (passed to kbuild)
+#   make lint            checkpatch --strict on our sources
+#   make check           every test, in QEMU, on 6.12, 6.1 and the debug kernel
+#   make demo            two namespaces, a veth pair and a vroce device each
+#   make install         install the module for the running kernel (real host)
+
+SHELL := /bin/bash
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD := $(TOP)/build
+MODDIR := drivers/infiniband/sw/vroce
+
+# Supported kernel lines: Debian 6.12 LTS (bookworm-backports) and 6.1 LTS.
+SUPPORTED_RE := ^6\.(12|1)\.
+INSTALLED := $(notdir $(wildcard /lib/modules/*))
+DETECTED := $(foreach k,$(INSTALLED),$(if $(and $(wildcard /lib/modules/$(k)/build/Makefile),$(shell echo $(k) | grep -E '$(SUPPORTED_RE)')),$(k)))
+KVERS := $(if $(KVER),$(KVER),$(DETECTED))
+
+KBUILD_ARGS := $(if $(W),W=$(W)) $(if $(C),C=$(C)) $(if $(V),V=$(V))
+
+.PHONY: all modules clean lint check demo install help deps FORCE
+
+all: modules
+
+modules: $(foreach k,$(KVERS),$(BUILD)/$(k)/vroce.ko)
+
+kdir_of = $(if $(filter debug,$(1)),$(shell $(TOP)/tools/testing/vm/debug-kernel.sh dir)/obj,/lib/modules/$(1)/build)
+
+# The module is built in a per-kernel mirror of the source tree made of
+# symlinks, so that objects for different kernels never mix.
+$(BUILD)/%/vroce.ko: FORCE
+	@test -n "$*" || { echo "no supported kernel headers found" >&2; exit 1; }
+	@kdir="$(call kdir_of,$*)"; \
+	test -f "$$kdir/Makefile" || { echo "vroce: no kernel build dir for $* ($$kdir)" >&2; exit 1; }; \
+	out="$(BUILD)/$*/src"; \
+	mkdir -p "$$out"; \
+	find "$$out" -type l -delete; \
+	cp -as $(TOP)/Kbuild $(TOP)/drivers $(TOP)/include "$$out"/; \
+	$(MAKE) -C "$$kdir" M="$$out" $(KBUILD_ARGS) modules && \
+	ln -sf src/$(MODDIR)/vroce.ko $@
+
+lint:
+	@$(TOP)/tools/lint.sh
+
+check:
+	@$(TOP)/tools/check.sh
+
+demo:
+	@$(TOP)/tools/demo.sh
+
+deps:
+	@$(TOP)/tools/deps.sh
+
+install:
+	$(MAKE) -C /lib/modules/$(shell uname -r)/build M=$(TOP) modules_install
+	depmod -a
+
+clean:
+	rm -rf $(BUILD)
+	find $(TOP) \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+		-o -name '.*.cmd' -o -name modules.order -o -name Module.symvers \) \
+		-not -path '$(TOP)/.git/*' -delete
+
+FORCE:

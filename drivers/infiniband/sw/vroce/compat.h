@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel API differences between the supported kernels, Debian's 6.1 LTS and
+ * 6.12 LTS. Every version test of the driver lives here, as a small wrapper
+ * with one name; .c files never test LINUX_VERSION_CODE themselves.
+ */
+#ifndef _VROCE_COMPAT_H
+#define _VROCE_COMPAT_H
+
+#include <linux/version.h>
+#include <rdma/ib_verbs.h>
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+/* The device name came from "rdma link add NAME": keep it across netns moves. */
+static inline void vroce_compat_name_assigned_by_user(struct ib_device *ibdev)
+{
+	ib_mark_name_assigned_by_user(ibdev);
+}
+#else
+static inline void vroce_compat_name_assigned_by_user(struct ib_device *ibdev)
+{
+}
+#endif
+
+#endif /* _VROCE_COMPAT_H */

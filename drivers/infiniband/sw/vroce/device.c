@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device lifecycle: creation from "rdma link add", removal by "rdma link
+ * delete", by the netdev going away, or by module unload.
+ *
+ * Locking and lifetime:
+ * - vroce_devs_lock (mutex) protects vroce_devs and each device's ->list,
+ *   ->registered and ->ndev_gone. It nests inside RTNL: the netdev notifier
+ *   holds RTNL when it takes it, and nothing that holds it takes RTNL.
+ * - ib_core owns the memory of a vroce_dev. Once ib_register_device()
+ *   succeeded, any unregistration (rdma link delete, the netdev notifier,
+ *   module exit) may free it; code that touches a device outside
+ *   vroce_devs_lock holds a get_device() reference.
+ * - vroce_dev_dealloc() (ib_core's dealloc_driver) is the single place that
+ *   undoes vroce_dev_add(): it takes the device off the list and drops the
+ *   namespace user and the netdev reference. It copes with a partially set
+ *   up device, so every error path after ib_alloc_device() is
+ *   ib_dealloc_device().
+ * - A device on the list that is not ->registered yet is being registered
+ *   by vroce_dev_add(); if its netdev unregisters meanwhile the notifier only
+ *   sets ->ndev_gone and vroce_dev_add() unregisters it when done.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/if_arp.h>
+#include <linux/mutex.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+
+#include "compat.h"
+#include "device.h"
+#include "net.h"
+#include "ops.h"
+#include "port.h"
+#include "query.h"
+
+static LIST_HEAD(vroce_devs);
+static DEFINE_MUTEX(vroce_devs_lock);
+
+static struct vroce_dev *vroce_dev_find_locked(struct net_device *ndev)
+{
+	struct vroce_dev *vdev;
+
+	lockdep_assert_held(&vroce_devs_lock);
+
+	list_for_each_entry(vdev, &vroce_devs, list)
+		if (vdev->ndev == ndev)
+			return vdev;
+	return NULL;
+}
+
+static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
+{
+	struct ib_device *ibdev = &vdev->ibdev;
+
+	INIT_LIST_HEAD(&vdev->list);
+	atomic_set(&vdev->num_pds, 0);
+
+	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
+	vroce_query_init_attrs(vdev);
+	ib_set_device_ops(ibdev, &vroce_dev_ops);
+}
+
+/* Put @vdev on the list unless its netdev is leaving or already has a device. */
+static int vroce_dev_publish(struct vroce_dev *vdev, struct net_device *ndev)
+{
+	int err = 0;
+
+	rtnl_lock();
+	mutex_lock(&vroce_devs_lock);
+	if (ndev->reg_state != NETREG_REGISTERED) {
+		err = -ENODEV;
+	} else if (vroce_dev_find_locked(ndev)) {
+		pr_err("%s already has a vroce device\n", netdev_name(ndev));
+		err = -EEXIST;
+	} else {
+		vdev->port_active = vroce_port_is_active(ndev);
+		list_add_tail(&vdev->list, &vroce_devs);
+	}
+	mutex_unlock(&vroce_devs_lock);
+	rtnl_unlock();
+	return err;
+}
+
+/* Called with a get_device() reference once ib_register_device() returned 0. */
+static void vroce_dev_mark_registered(struct vroce_dev *vdev)
+{
+	bool gone;
+
+	mutex_lock(&vroce_devs_lock);
+	/* Off the list: unregistered and deallocated already by someone else. */
+	if (list_empty(&vdev->list)) {
+		mutex_unlock(&vroce_devs_lock);
+		return;
+	}
+	vdev->registered = true;
+	gone = vdev->ndev_gone;
+	mutex_unlock(&vroce_devs_lock);
+
+	if (gone)
+		ib_unregister_device_queued(&vdev->ibdev);
+}
+
+/**
+ * vroce_dev_add - create and register a vroce device over @ndev
+ * @name: the ib_device name requested by the user
+ * @ndev: an Ethernet netdev; the caller holds a reference for the call
+ *
+ * Context: process context, RTNL not held (rdma_link_ops.newlink).
+ * Return: 0 or a negative errno; nothing is left behind on failure.
+ */
+int vroce_dev_add(const char *name, struct net_device *ndev)
+{
+	struct vroce_dev *vdev;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER) {
+		pr_err("cannot add %s: %s is not an Ethernet device (ARPHRD type %u)\n",
+		       name, netdev_name(ndev), ndev->type);
+		return -EINVAL;
+	}
+
+	vdev = ib_alloc_device(vroce_dev, ibdev);
+	if (!vdev)
+		return -ENOMEM;
+	vroce_dev_setup(vdev, ndev);
+
+	err = vroce_net_get(dev_net(ndev));
+	if (err)
+		goto err_dealloc;
+	vdev->net = dev_net(ndev);
+
+	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
+	vdev->ndev = ndev;
+
+	err = ib_device_set_netdev(&vdev->ibdev, ndev, 1);
+	if (err)
+		goto err_dealloc;
+
+	err = vroce_dev_publish(vdev, ndev);
+	if (err)
+		goto err_dealloc;
+
+	vroce_compat_name_assigned_by_user(&vdev->ibdev);
+	get_device(&vdev->ibdev.dev);
+	err = ib_register_device(&vdev->ibdev, name, NULL);
+	if (err) {
+		put_device(&vdev->ibdev.dev);
+		pr_err("cannot register %s over %s: %pe\n", name,
+		       netdev_name(ndev), ERR_PTR(err));
+		goto err_dealloc;
+	}
+	vroce_dev_mark_registered(vdev);
+	put_device(&vdev->ibdev.dev);
+	return 0;
+
+err_dealloc:
+	ib_dealloc_device(&vdev->ibdev);
+	return err;
+}
+
+/**
+ * vroce_dev_dealloc - ib_core's dealloc_driver: undo vroce_dev_add()
+ * @ibdev: the device being freed
+ *
+ * Context: process context; called by ib_core once no verb can run any more,
+ * either from unregistration or from ib_dealloc_device() on an error path.
+ */
+void vroce_dev_dealloc(struct ib_device *ibdev)
+{
+	struct vroce_dev *vdev = to_vdev(ibdev);
+
+	mutex_lock(&vroce_devs_lock);
+	list_del_init(&vdev->list);
+	mutex_unlock(&vroce_devs_lock);
+
+	if (vdev->net)
+		vroce_net_put(vdev->net);
+	if (vdev->ndev)
+		netdev_put(vdev->ndev, &vdev->ndev_tracker);
+}
+
+/**
+ * vroce_dev_netdev_unregister - the netdev of a device is going away
+ * @ndev: the unregistering netdev
+ *
+ * Context: RTNL held (netdev notifier).
+ */
+void vroce_dev_netdev_unregister(struct net_device *ndev)
+{
+	struct vroce_dev *vdev;
+
+	ASSERT_RTNL();
+
+	mutex_lock(&vroce_devs_lock);
+	vdev = vroce_dev_find_locked(ndev);
+	if (vdev && !vdev->ndev_gone) {
+		vdev->ndev_gone = true;
+		if (vdev->registered)
+			ib_unregister_device_queued(&vdev->ibdev);
+	}
+	mutex_unlock(&vroce_devs_lock);
+}
+
+/**
+ * vroce_dev_port_event - the carrier or administrative state of @ndev changed
+ * @ndev: the netdev
+ *
+ * Reports IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR when the port state of
+ * the device over @ndev changes.
+ *
+ * Context: RTNL held (netdev notifier).
+ */
+void vroce_dev_port_event(struct net_device *ndev)
+{
+	struct vroce_dev *vdev;
+	bool active;
+
+	ASSERT_RTNL();
+
+	mutex_lock(&vroce_devs_lock);
+	vdev = vroce_dev_find_locked(ndev);
+	if (vdev && vdev->registered && !vdev->ndev_gone) {
+		active = vroce_port_is_active(ndev);
+		if (active != vdev->port_active) {
+			vdev->port_active = active;
+			vroce_port_dispatch_event(vdev, active);
+		}
+	}
+	mutex_unlock(&vroce_devs_lock);
+}
+
+/**
+ * vroce_dev_remove_all - unregister every device (module unload)
+ *
+ * Context: process context; no new device can be created any more.
+ */
+void vroce_dev_remove_all(void)
+{
+	struct vroce_dev *vdev;
+
+	for (;;) {
+		mutex_lock(&vroce_devs_lock);
+		vdev = list_first_entry_or_null(&vroce_devs, struct vroce_dev,
+						list);
+		if (vdev)
+			get_device(&vdev->ibdev.dev);
+		mutex_unlock(&vroce_devs_lock);
+		if (!vdev)
+			break;
+
+		/* A no-op if ib_core's queued unregistration got there first. */
+		ib_unregister_device(&vdev->ibdev);
+		put_device(&vdev->ibdev.dev);
+	}
+}

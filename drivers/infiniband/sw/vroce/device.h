@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _VROCE_DEVICE_H
+#define _VROCE_DEVICE_H
+
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+
+/**
+ * struct vroce_dev - one virtual RNIC, bound to one Ethernet netdev
+ * @ibdev: the ib_core device; ib_core allocates and frees the container
+ * @ndev: the bound netdev, held through @ndev_tracker until dealloc
+ * @ndev_tracker: reference tracker for @ndev
+ * @net: dev_net(@ndev) at creation; pinned by a vroce_net_get() user
+ * @list: entry in the driver's device list (vroce_devs_lock)
+ * @registered: ib_register_device() succeeded (vroce_devs_lock)
+ * @ndev_gone: the netdev is unregistering (vroce_devs_lock)
+ * @port_active: last port state reported to ib_core (RTNL)
+ * @num_pds: PDs allocated, bounded by attr.max_pd
+ */
+struct vroce_dev {
+	struct ib_device ibdev;
+	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	struct net *net;
+	struct list_head list;
+	bool registered;
+	bool ndev_gone;
+	bool port_active;
+	atomic_t num_pds;
+};
+
+static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct vroce_dev, ibdev);
+}
+
+/* device.c APIs: */
+int vroce_dev_add(const char *name, struct net_device *ndev);
+void vroce_dev_dealloc(struct ib_device *ibdev);
+void vroce_dev_netdev_unregister(struct net_device *ndev);
+void vroce_dev_port_event(struct net_device *ndev);
+void vroce_dev_remove_all(void);
+
+#endif /* _VROCE_DEVICE_H */

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vroce: a virtual RDMA NIC speaking RoCEv1 and RoCEv2 over any Ethernet
+ * netdev.
+ *
+ * Module load order, and unload in reverse:
+ *  1. namespaces (claims UDP 4791 in init_net: refuses to load next to
+ *     rdma_rxe, which shares our driver id);
+ *  2. the netdev notifier;
+ *  3. the "vroce" rdma link type, after which users can create devices.
+ * Unload first stops device creation (rdma_link_unregister() waits for
+ * running newlink calls), then unregisters every device, then the rest.
+ */
+
+#include <linux/module.h>
+#include <rdma/rdma_netlink.h>
+
+#include "device.h"
+#include "net.h"
+#include "netdev.h"
+
+static int vroce_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	return vroce_dev_add(ibdev_name, ndev);
+}
+
+static struct rdma_link_ops vroce_link_ops = {
+	.type = "vroce",
+	.newlink = vroce_newlink,
+};
+
+static int __init vroce_init(void)
+{
+	int err;
+
+	err = vroce_net_init();
+	if (err)
+		return err;
+
+	err = vroce_netdev_init();
+	if (err)
+		goto err_net;
+
+	rdma_link_register(&vroce_link_ops);
+	pr_info("loaded\n");
+	return 0;
+
+err_net:
+	vroce_net_exit();
+	return err;
+}
+
+static void __exit vroce_exit(void)
+{
+	rdma_link_unregister(&vroce_link_ops);
+	vroce_dev_remove_all();
+	vroce_netdev_exit();
+	vroce_net_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(vroce_init);
+module_exit(vroce_exit);
+
+MODULE_AUTHOR("The vroce developers");
+MODULE_DESCRIPTION("Virtual RDMA NIC: RoCEv1 and RoCEv2 over any Ethernet netdev");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_RDMA_LINK("vroce");

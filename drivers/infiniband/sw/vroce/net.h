@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _VROCE_NET_H
+#define _VROCE_NET_H
+
+#include <linux/types.h>
+
+struct net;
+
+/* RoCEv2 well-known UDP destination port (IBTA Annex A17). */
+#define VROCE_ROCE_V2_UDP_PORT 4791
+
+/* net.c APIs: */
+int vroce_net_init(void);
+void vroce_net_exit(void);
+int vroce_net_get(struct net *net);
+void vroce_net_put(struct net *net);
+
+#endif /* _VROCE_NET_H */

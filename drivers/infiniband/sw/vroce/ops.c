@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The verbs table. vroce speaks rdma_rxe's user ABI and driver id, so
+ * libibverbs' stock rxe provider drives it (DESIGN D2). Entries are in
+ * alphabetical order, followed by the sizes of the objects ib_core allocates
+ * on the driver's behalf.
+ */
+
+#include <rdma/ib_verbs.h>
+#include <uapi/rdma/ib_user_ioctl_verbs.h>
+
+#include "device.h"
+#include "ops.h"
+#include "pd.h"
+#include "port.h"
+#include "query.h"
+#include "ucontext.h"
+
+const struct ib_device_ops vroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_RXE,
+	.uverbs_abi_ver = VROCE_UVERBS_ABI_VERSION,
+
+	.alloc_pd = vroce_alloc_pd,
+	.alloc_ucontext = vroce_alloc_ucontext,
+	.dealloc_driver = vroce_dev_dealloc,
+	.dealloc_pd = vroce_dealloc_pd,
+	.dealloc_ucontext = vroce_dealloc_ucontext,
+	.disassociate_ucontext = vroce_disassociate_ucontext,
+	.get_link_layer = vroce_get_link_layer,
+	.get_port_immutable = vroce_get_port_immutable,
+	.query_device = vroce_query_device,
+	.query_pkey = vroce_query_pkey,
+	.query_port = vroce_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, vroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, vroce_ucontext, ibuc),
+};

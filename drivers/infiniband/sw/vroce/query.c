@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device attributes. They state what the driver implements today and
+ * nothing more: queue pairs, completion queues and memory regions are not
+ * implemented yet, so their limits are zero and user space sees that.
+ *
+ * The attributes are set once before registration and are read-only after.
+ */
+
+#include "device.h"
+#include "query.h"
+
+void vroce_query_init_attrs(struct vroce_dev *vdev)
+{
+	struct ib_device_attr *attr = &vdev->ibdev.attrs;
+
+	attr->vendor_id = VROCE_VENDOR_ID;
+	attr->sys_image_guid = vdev->ibdev.node_guid;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_pd = VROCE_MAX_PD;
+	attr->max_pkeys = 1;
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+}
+
+int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata)
+{
+	/* The rdma_user_rxe.h ABI has no driver data for this command. */
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+
+	*attr = ibdev->attrs;
+	return 0;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _VROCE_QUERY_H
+#define _VROCE_QUERY_H
+
+#include <rdma/ib_verbs.h>
+
+struct vroce_dev;
+
+/* Limits of what is implemented today; a zero limit means "not supported". */
+#define VROCE_MAX_PD 0x7ff0
+#define VROCE_VENDOR_ID 0xffffff
+
+/* query.c APIs: */
+void vroce_query_init_attrs(struct vroce_dev *vdev);
+int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata);
+
+#endif /* _VROCE_QUERY_H */
