@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helper for module.sh: open a user verbs context and a PD on each device
+ * named on the command line, print "ready", and wait for SIGUSR1. By then
+ * the devices were removed under us: every query must fail (the context was
+ * disassociated), and closing must not crash. Exit 0 if so.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#define MAX_DEVS 8
+
+static struct ibv_context *open_by_name(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_context *ctx[MAX_DEVS];
+	struct ibv_pd *pd[MAX_DEVS];
+	struct ibv_device_attr attr;
+	int i, n = argc - 1, sig, failures = 0;
+	sigset_t set;
+
+	if (n < 1 || n > MAX_DEVS) {
+		fprintf(stderr, "usage: %s DEV...\n", argv[0]);
+		return 2;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	for (i = 0; i < n; i++) {
+		ctx[i] = open_by_name(argv[i + 1]);
+		if (!ctx[i]) {
+			fprintf(stderr, "cannot open %s\n", argv[i + 1]);
+			return 1;
+		}
+		pd[i] = ibv_alloc_pd(ctx[i]);
+		if (!pd[i]) {
+			fprintf(stderr, "ibv_alloc_pd(%s): %s\n", argv[i + 1],
+				strerror(errno));
+			return 1;
+		}
+	}
+	printf("ready\n");
+	fflush(stdout);
+	sigwait(&set, &sig);
+
+	for (i = 0; i < n; i++) {
+		int err = ibv_query_device(ctx[i], &attr);
+
+		printf("%s: query after removal: %s\n", argv[i + 1],
+		       err ? strerror(err) : "succeeded");
+		if (!err)
+			failures++;
+		ibv_dealloc_pd(pd[i]);
+		ibv_close_device(ctx[i]);
+	}
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared helpers for the vroce selftests: KTAP output (from kselftest's
+# ktap_helpers.sh), module loading, namespaces, and waiting.
+#
+# Environment:
+#   VROCE_KO   path of the vroce.ko to test (default: build/<uname -r>/vroce.ko
+#              of the repository these tests come from)
+
+# The kselftest framework sits three levels up, in the build tree and in an
+# installed tree alike (not resolved through symlinks on purpose).
+VROCE_LIB_DIR=$(dirname "${BASH_SOURCE[0]}")
+VROCE_KTAP="$VROCE_LIB_DIR/../../../kselftest/ktap_helpers.sh"
+if [ ! -f "$VROCE_KTAP" ]; then
+	echo "1..0 # SKIP kselftest framework not found at $VROCE_KTAP"
+	exit 4
+fi
+# shellcheck source=/dev/null
+source "$VROCE_KTAP"
+
+VROCE_SRC_DIR=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+VROCE_REPO=$(readlink -f "$VROCE_SRC_DIR/../../../..")
+VROCE_KO=${VROCE_KO:-$VROCE_REPO/build/$(uname -r)/vroce.ko}
+VROCE_BIN=${VROCE_BIN:-$VROCE_LIB_DIR}
+VROCE_NETNS=()
+VROCE_LOG=$(mktemp /tmp/vroce-test.XXXXXX)
+
+vroce_skip_all() {
+	ktap_print_header
+	ktap_skip_all "$*"
+	exit "$KSFT_SKIP"
+}
+
+# Skip the whole script unless we are root and the tools we need exist.
+vroce_require() {
+	local tool
+
+	[ "$(id -u)" = 0 ] || vroce_skip_all "must run as root"
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null ||
+			vroce_skip_all "$tool not installed"
+	done
+	[ -f "$VROCE_KO" ] || vroce_skip_all "no module at $VROCE_KO"
+}
+
+# check DESC CMD...: one KTAP result; CMD's output is shown on failure only.
+check() {
+	local desc="$1"
+
+	shift
+	if "$@" >"$VROCE_LOG" 2>&1; then
+		ktap_test_pass "$desc"
+	else
+		sed 's/^/# /' "$VROCE_LOG"
+		ktap_test_fail "$desc"
+	fi
+}
+
+# fails_with ERRTEXT CMD...: CMD fails and prints ERRTEXT (e.g. the strerror
+# of the expected errno).
+fails_with() {
+	local want="$1" out
+
+	shift
+	if out=$("$@" 2>&1); then
+		echo "succeeded, expected failure with '$want': $*"
+		return 1
+	fi
+	if ! grep -qF -- "$want" <<<"$out"; then
+		echo "expected '$want' from: $*"
+		echo "got: $out"
+		return 1
+	fi
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
+wait_for() {
+	local tries=$(($1 * 10))
+
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# dmesg_since MARK: kernel messages after the line "vroce-test: MARK".
+dmesg_mark() {
+	echo "vroce-test: $1" >/dev/kmsg
+}
+
+dmesg_since() {
+	dmesg | sed -n "/vroce-test: $1\$/,\$p"
+}
+
+vroce_modprobe_deps() {
+	modprobe -a ib_core ib_uverbs udp_tunnel ip6_udp_tunnel 2>/dev/null
+	# Built-in on some kernels: only fail if ib_uverbs is really missing.
+	[ -d /sys/module/ib_uverbs ]
+}
+
+vroce_loaded() {
+	[ -d /sys/module/vroce ]
+}
+
+vroce_load() {
+	vroce_loaded && return 0
+	vroce_modprobe_deps || return 1
+	insmod "$VROCE_KO"
+}
+
+vroce_unload() {
+	vroce_loaded || return 0
+	rmmod vroce
+}
+
+# ns_add NAME: create a namespace named NAME-<pid>, print its name.
+ns_add() {
+	local ns="$1-$$"
+
+	ip netns add "$ns" || return 1
+	ip -n "$ns" link set lo up
+	VROCE_NETNS+=("$ns")
+	echo "$ns"
+}
+
+ns_del_all() {
+	local ns
+
+	for ns in "${VROCE_NETNS[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	VROCE_NETNS=()
+}
+
+rdma_dev_exists() {
+	[ -d "/sys/class/infiniband/$1" ]
+}
+
+rdma_dev_gone() {
+	! rdma_dev_exists "$1"
+}
+
+# The netdev bound to rdma device $1, as "rdma link" reports it.
+rdma_dev_netdev() {
+	rdma link show "$1/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p'
+}
+
+port_attr() {
+	cat "/sys/class/infiniband/$1/ports/1/$2"
+}
+
+vroce_cleanup() {
+	ns_del_all
+	rm -f "$VROCE_LOG"
+}

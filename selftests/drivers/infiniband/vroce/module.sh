@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Module lifecycle: load and unload, mutual exclusion with rdma_rxe (both
+# use RDMA_DRIVER_RXE, DESIGN D3) through UDP port 4791 in init_net, and
+# unload with devices and open user contexts present.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma ibv_devices python3 modprobe
+
+HOLD="$VROCE_BIN/hold_ctx"
+NS=
+HOLDER_PID=
+
+cleanup() {
+	[ -n "$HOLDER_PID" ] && kill "$HOLDER_PID" 2>/dev/null
+	wait 2>/dev/null
+	vroce_unload 2>/dev/null
+	rmmod rdma_rxe 2>/dev/null
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+# Hold UDP port 4791 (IPv4, any address) from user space until killed.
+hold_udp_port() {
+	python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 4791))
+print("bound", flush=True)
+time.sleep(600)' >"$VROCE_LOG.port" 2>&1 &
+	HOLDER_PID=$!
+	wait_for 10 grep -q bound "$VROCE_LOG.port"
+}
+
+release_udp_port() {
+	kill "$HOLDER_PID" 2>/dev/null
+	wait "$HOLDER_PID" 2>/dev/null
+	HOLDER_PID=
+}
+
+load_unload() {
+	vroce_load && vroce_loaded && vroce_unload && ! vroce_loaded
+}
+
+refuses_when_port_taken() {
+	local out
+
+	hold_udp_port || return 1
+	dmesg_mark port-taken
+	vroce_modprobe_deps
+	if out=$(insmod "$VROCE_KO" 2>&1); then
+		echo "insmod succeeded although UDP 4791 is taken"
+		release_udp_port
+		return 1
+	fi
+	release_udp_port
+	echo "$out"
+	grep -q "Address already in use" <<<"$out" || return 1
+	dmesg_since port-taken | grep -q "vroce: UDP port 4791 is already in use.*rdma_rxe"
+}
+
+loads_after_port_released() {
+	load_unload
+}
+
+rxe_refused_while_loaded() {
+	vroce_load || return 1
+	if modprobe rdma_rxe 2>/dev/null; then
+		echo "rdma_rxe loaded next to vroce"
+		rmmod rdma_rxe
+		return 1
+	fi
+	vroce_unload
+}
+
+vroce_refused_while_rxe_loaded() {
+	local out
+
+	modprobe rdma_rxe || return 1
+	if out=$(insmod "$VROCE_KO" 2>&1); then
+		echo "vroce loaded next to rdma_rxe"
+		return 1
+	fi
+	rmmod rdma_rxe || return 1
+	grep -q "Address already in use" <<<"$out"
+}
+
+add_devices() {
+	local i
+
+	NS=$(ns_add mod) || return 1
+	ip link add mva type veth peer name mvb || return 1
+	ip link set mva up && ip link set mvb up || return 1
+	ip -n "$NS" link add nva type veth peer name nvb || return 1
+	rdma link add modv0 type vroce netdev mva || return 1
+	rdma link add modv1 type vroce netdev mvb || return 1
+	ip netns exec "$NS" rdma link add modv2 type vroce netdev nva || return 1
+	for i in 0 1 2; do
+		rdma_dev_exists "modv$i" || return 1
+	done
+}
+
+unload_with_open_contexts() {
+	local out="$VROCE_LOG.hold"
+
+	vroce_load && add_devices || return 1
+	"$HOLD" modv0 modv2 >"$out" 2>&1 &
+	HOLDER_PID=$!
+	wait_for 20 grep -q '^ready' "$out" || { cat "$out"; return 1; }
+	# Must not wait for the process: contexts are disassociated.
+	timeout 60 rmmod vroce || return 1
+	rdma_dev_gone modv0 && rdma_dev_gone modv1 && rdma_dev_gone modv2 ||
+		return 1
+	kill -USR1 "$HOLDER_PID"
+	wait "$HOLDER_PID"
+	local rc=$?
+	HOLDER_PID=
+	cat "$out"
+	[ "$rc" = 0 ]
+}
+
+reload_after_unload() {
+	vroce_load && rdma link add modv0 type vroce netdev mva &&
+		rdma_dev_exists modv0 && vroce_unload && rdma_dev_gone modv0
+}
+
+ktap_print_header
+ktap_set_plan 7
+check "module loads and unloads" load_unload
+check "load fails with EADDRINUSE and names rdma_rxe when UDP 4791 is taken" \
+	refuses_when_port_taken
+check "module loads once UDP 4791 is free again" loads_after_port_released
+check "rdma_rxe cannot load while vroce is loaded" rxe_refused_while_loaded
+check "vroce cannot load while rdma_rxe is loaded" \
+	vroce_refused_while_rxe_loaded
+check "rmmod with devices in two namespaces and open user contexts" \
+	unload_with_open_contexts
+check "module reloads and unloads with a device present" reload_after_unload
+ip link del mva 2>/dev/null
+ktap_finished

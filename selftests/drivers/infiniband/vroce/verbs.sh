@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Creates a vroce device over a veth and runs verbs_test (libibverbs through
+# the stock rxe provider) against it; the KTAP output is verbs_test's.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma
+
+cleanup() {
+	ip link del wa 2>/dev/null
+	vroce_unload
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+setup() {
+	vroce_load &&
+		ip link add wa type veth peer name wb &&
+		ip link set wa up && ip link set wb up &&
+		ip addr add 192.0.2.11/24 dev wa &&
+		rdma link add wv0 type vroce netdev wa &&
+		wait_for 10 sh -c "grep -qx 0000:0000:0000:0000:0000:ffff:c000:020b /sys/class/infiniband/wv0/ports/1/gids/*"
+}
+
+if ! setup >"$VROCE_LOG" 2>&1; then
+	ktap_print_header
+	sed 's/^/# /' "$VROCE_LOG"
+	ktap_exit_fail_msg "cannot set up a vroce device"
+fi
+VROCE_DEV=wv0 VROCE_MAC=$(cat /sys/class/net/wa/address) \
+	VROCE_IPV4=192.0.2.11 "$VROCE_BIN/verbs_test"
