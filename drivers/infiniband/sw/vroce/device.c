@@ -106,6 +106,20 @@ static void vroce_dev_mark_registered(struct vroce_dev *vdev)
 		ib_unregister_device_queued(&vdev->ibdev);
 }
 
+/* ib_core says ENFILE when the name is taken; users expect EEXIST. */
+static int vroce_dev_register_error(const char *name, struct net_device *ndev,
+				    int err)
+{
+	if (err == -ENFILE) {
+		pr_err("cannot add %s over %s: an RDMA device of that name exists\n",
+		       name, netdev_name(ndev));
+		return -EEXIST;
+	}
+	pr_err("cannot register %s over %s: %pe\n", name, netdev_name(ndev),
+	       ERR_PTR(err));
+	return err;
+}
+
 /**
  * vroce_dev_add - create and register a vroce device over @ndev
  * @name: the ib_device name requested by the user
@@ -151,8 +165,7 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	err = ib_register_device(&vdev->ibdev, name, NULL);
 	if (err) {
 		put_device(&vdev->ibdev.dev);
-		pr_err("cannot register %s over %s: %pe\n", name,
-		       netdev_name(ndev), ERR_PTR(err));
+		err = vroce_dev_register_error(name, ndev, err);
 		goto err_dealloc;
 	}
 	vroce_dev_mark_registered(vdev);

@@ -16,6 +16,7 @@
  * @registered: ib_register_device() succeeded (vroce_devs_lock)
  * @ndev_gone: the netdev is unregistering (vroce_devs_lock)
  * @port_active: last port state reported to ib_core (RTNL)
+ * @attr: device attributes, set before registration and read-only after
  * @num_pds: PDs allocated, bounded by attr.max_pd
  */
 struct vroce_dev {
@@ -27,6 +28,7 @@ struct vroce_dev {
 	bool registered;
 	bool ndev_gone;
 	bool port_active;
+	struct ib_device_attr attr;
 	atomic_t num_pds;
 };
 

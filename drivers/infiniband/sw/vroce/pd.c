@@ -11,7 +11,7 @@ int vroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct vroce_dev *vdev = to_vdev(ibpd->device);
 
-	if (atomic_inc_return(&vdev->num_pds) > vdev->ibdev.attrs.max_pd) {
+	if (atomic_inc_return(&vdev->num_pds) > vdev->attr.max_pd) {
 		atomic_dec(&vdev->num_pds);
 		return -ENOMEM;
 	}

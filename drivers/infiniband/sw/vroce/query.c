@@ -5,6 +5,7 @@
  * implemented yet, so their limits are zero and user space sees that.
  *
  * The attributes are set once before registration and are read-only after.
+ * ib_core copies them into ib_device.attrs when the device registers.
  */
 
 #include "device.h"
@@ -12,7 +13,7 @@
 
 void vroce_query_init_attrs(struct vroce_dev *vdev)
 {
-	struct ib_device_attr *attr = &vdev->ibdev.attrs;
+	struct ib_device_attr *attr = &vdev->attr;
 
 	attr->vendor_id = VROCE_VENDOR_ID;
 	attr->sys_image_guid = vdev->ibdev.node_guid;
@@ -31,6 +32,6 @@ int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	if (udata->inlen || udata->outlen)
 		return -EINVAL;
 
-	*attr = ibdev->attrs;
+	*attr = to_vdev(ibdev)->attr;
 	return 0;
 }

@@ -91,8 +91,10 @@ second_device_same_netdev() {
 }
 
 same_name_twice() {
-	ip link set ldum up
-	fails_with "rror" rdma link add lv1 type vroce netdev ldum &&
+	dmesg_mark same-name
+	fails_with "File exists" rdma link add lv1 type vroce netdev lva &&
+		dmesg_since same-name |
+		grep -q "vroce: cannot add lv1 over lva: an RDMA device of that name exists" &&
 		rdma_dev_exists lv1 &&
 		[ "$(rdma_dev_netdev lv1)" = lvb ] &&
 		rdma link delete lv1 && rdma_dev_gone lv1
@@ -173,7 +175,7 @@ check "missing netdev: ENODEV, nothing created" missing_netdev
 check "non-Ethernet netdev: EINVAL with a kernel message" not_ethernet
 check "second device on one netdev: EEXIST with a kernel message" \
 	second_device_same_netdev
-check "device name already taken: error, first device intact" same_name_twice
+check "device name already taken: EEXIST, first device intact" same_name_twice
 check "UDP 4791 taken in the netns: EADDRINUSE, message, nothing left" \
 	port_taken_in_netns
 check "netdev unregistration removes the device" netdev_removal

@@ -14,7 +14,7 @@ EVENTS="$VROCE_BIN/port_events"
 DEV=pv0
 
 cleanup() {
-	ip link del pa 2>/dev/null
+	ip link del pta 2>/dev/null
 	vroce_unload
 	vroce_cleanup
 }
@@ -26,30 +26,30 @@ state_is() {
 }
 
 setup() {
-	ip link add pa type veth peer name pb &&
-		ip link set pa up && ip link set pb up &&
-		rdma link add $DEV type vroce netdev pa &&
+	ip link add pta type veth peer name ptb &&
+		ip link set pta up && ip link set ptb up &&
+		rdma link add $DEV type vroce netdev pta &&
 		wait_for 10 state_is "4: ACTIVE" "5: LinkUp"
 }
 
 carrier_follows() {
-	ip link set pb down || return 1
+	ip link set ptb down || return 1
 	wait_for 10 state_is "1: DOWN" "2: Polling" || return 1
 	ibv_devinfo -d $DEV | grep -q "state:.*PORT_DOWN" || return 1
-	ip link set pb up || return 1
+	ip link set ptb up || return 1
 	wait_for 10 state_is "4: ACTIVE" "5: LinkUp" || return 1
 	ibv_devinfo -d $DEV | grep -q "state:.*PORT_ACTIVE"
 }
 
 admin_down_is_disabled() {
-	ip link set pa down || return 1
+	ip link set pta down || return 1
 	wait_for 10 state_is "1: DOWN" "3: Disabled" || return 1
-	ip link set pa up
+	ip link set pta up
 	wait_for 10 state_is "4: ACTIVE" "5: LinkUp"
 }
 
 event_on() {
-	"$EVENTS" $DEV "$1" ip link set pb "$2"
+	"$EVENTS" $DEV "$1" ip link set ptb "$2"
 }
 
 events() {
@@ -58,7 +58,7 @@ events() {
 
 # mtu_maps NETDEV_MTU IB_MTU: ib_core's iboe_get_mtu() rule.
 mtu_maps() {
-	ip link set pa mtu "$1" || return 1
+	ip link set pta mtu "$1" || return 1
 	ibv_devinfo -d $DEV | grep -q "active_mtu:[[:space:]]*$2 " || {
 		ibv_devinfo -d $DEV | grep mtu
 		return 1
@@ -73,7 +73,7 @@ mtu_follows() {
 rate_follows() {
 	local speed rate
 
-	speed=$(ethtool pa | sed -n 's/.*Speed: \([0-9]*\)Mb\/s.*/\1/p')
+	speed=$(ethtool pta | sed -n 's/.*Speed: \([0-9]*\)Mb\/s.*/\1/p')
 	rate=$(port_attr $DEV rate)
 	echo "netdev speed ${speed}Mb/s, port rate $rate"
 	[ -n "$speed" ] && [ "${rate%% *}" = "$((speed / 1000))" ]
@@ -95,8 +95,8 @@ V4_GID=0000:0000:0000:0000:0000:ffff:c000:0201
 V6_GID=2001:0db8:0000:0000:0000:0000:0000:0001
 
 gids_for_addresses() {
-	ip addr add 192.0.2.1/24 dev pa || return 1
-	ip addr add 2001:db8::1/64 dev pa nodad || return 1
+	ip addr add 192.0.2.1/24 dev pta || return 1
+	ip addr add 2001:db8::1/64 dev pta nodad || return 1
 	wait_for 10 gid_present $V4_GID "IB/RoCE v1" &&
 		wait_for 10 gid_present $V4_GID "RoCE v2" &&
 		wait_for 10 gid_present $V6_GID "IB/RoCE v1" &&
@@ -106,7 +106,7 @@ gids_for_addresses() {
 default_gids() {
 	local mac eui
 
-	mac=$(cat /sys/class/net/pa/address)
+	mac=$(cat /sys/class/net/pta/address)
 	eui=$(python3 -c '
 import sys
 b = bytes.fromhex(sys.argv[1].replace(":", ""))
@@ -117,8 +117,8 @@ print(":".join(e[i:i+2].hex() for i in range(0, 8, 2)))' "$mac")
 }
 
 gids_removed() {
-	ip addr del 192.0.2.1/24 dev pa || return 1
-	ip addr del 2001:db8::1/64 dev pa || return 1
+	ip addr del 192.0.2.1/24 dev pta || return 1
+	ip addr del 2001:db8::1/64 dev pta || return 1
 	wait_for 10 sh -c "! grep -qx $V4_GID /sys/class/infiniband/$DEV/ports/1/gids/*" &&
 		wait_for 10 sh -c "! grep -qx $V6_GID /sys/class/infiniband/$DEV/ports/1/gids/*"
 }
