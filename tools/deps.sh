@@ -41,29 +41,31 @@ apt_update() {
 # First kernel-image package name that linux-image-amd64 of a version
 # matching $1 (a regex on Version:) depends on.
 kimage_for() {
+	# No early exit in awk: apt-cache would die of SIGPIPE under pipefail.
 	apt-cache show linux-image-amd64 2>/dev/null |
-		awk -v re="$1" '/^Version: /{ok = ($2 ~ re)} ok && /^Depends:/{print $2; exit}'
+		awk -v re="$1" '/^Version: /{ok = ($2 ~ re)}
+			ok && /^Depends:/ && !found {print $2; found = 1}'
 }
 
 PKGS="build-essential bc bison flex libelf-dev libssl-dev dwarves kmod cpio
 xz-utils zstd busybox-static qemu-system-x86 qemu-utils iproute2 iputils-ping
 rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 perftest rdmacm-utils python3-pyverbs tshark sparse linux-source-6.12
-ethtool procps psmisc python3 gawk"
+ethtool procps psmisc python3 gawk rsync"
 
 main() {
 	add_backports
-	if ! apt-cache show linux-image-amd64 2>/dev/null | grep -q '^Version: 6\.12'; then
+	if [ -z "$(kimage_for '^6[.]12[.]')" ]; then
 		UPDATED=0
 		apt_update
 	fi
 	local k612 k61
-	k612=$(kimage_for '^6\.12\.')
-	k61=$(kimage_for '^6\.1\.')
+	k612=$(kimage_for '^6[.]12[.]')
+	k61=$(kimage_for '^6[.]1[.]')
 	if [ -z "$k612" ] || [ -z "$k61" ]; then
 		apt_update
-		k612=$(kimage_for '^6\.12\.')
-		k61=$(kimage_for '^6\.1\.')
+		k612=$(kimage_for '^6[.]12[.]')
+		k61=$(kimage_for '^6[.]1[.]')
 	fi
 	[ -n "$k612" ] && [ -n "$k61" ] || {
 		echo "deps: cannot find Debian 6.12 and 6.1 kernel packages" >&2
@@ -72,7 +74,7 @@ main() {
 	local want="$PKGS $k612 ${k612/linux-image-/linux-headers-} $k61 ${k61/linux-image-/linux-headers-}"
 	local missing=""
 	for p in $want; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
 			missing="$missing $p"
 	done
 	if [ -z "$missing" ]; then
@@ -84,8 +86,6 @@ main() {
 	log "installing:$missing"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 		-o Dpkg::Options::=--force-confdef $missing >/dev/null
-	# The kselftest framework and checkpatch come from this tarball.
-	[ -d /usr/src/linux-source-6.12 ] || true
 }
 
 main "$@"
