@@ -1,0 +1,122 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vroce VM stage 2: PID 1 in the guest, run from the host's / (read-only 9p).
+# The initramfs (initramfs.sh) has already mounted the writable file systems
+# and the output dir. Contract with run.sh:
+#
+#  - $VROCE_OUT/.vroce/env (bash) sets VROCE_OUT, vroce_cwd, vroce_modules
+#    (dir to bind over /lib/modules, may be empty) and the vroce_cmd array.
+#  - The command's output goes to the console (ttyS0). Afterwards kmemleak
+#    (if present) is scanned into kmemleak.txt and dmesg saved as dmesg.txt.
+#  - The very last step writes the command's exit status to ttyS1. No status
+#    means the run failed before or during the command.
+#
+# Called as "guest-init.sh OUTDIR". Every exec reads its binary and libraries over 9p, which is slow under
+# TCG, so use builtins where possible. Never exit: PID 1 exiting panics the
+# kernel. Power off instead.
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+readonly KMEMLEAK=/sys/kernel/debug/kmemleak
+readonly STATUS_TTY=/dev/ttyS1
+
+# Set by .vroce/env.
+VROCE_OUT=
+vroce_cwd=/
+vroce_modules=
+vroce_cmd=()
+
+log() {
+	echo "vroce-init: $*" >&2
+}
+
+power_off() {
+	if [[ -d /sys/firmware/acpi ]]; then
+		echo o >/proc/sysrq-trigger
+	else
+		# No ACPI: reset, which -no-reboot turns into a QEMU exit.
+		echo b >/proc/sysrq-trigger
+	fi
+	while :; do
+		sleep 60
+	done
+}
+
+fatal() {
+	log "$*"
+	power_off
+}
+
+load_env() {
+	local outdir=$1
+
+	# shellcheck source=/dev/null
+	source "$outdir/.vroce/env" || fatal "cannot read $outdir/.vroce/env"
+}
+
+# virtio device id 1 is a NIC (run.sh -n).
+has_virtio_nic() {
+	local f id
+
+	for f in /sys/bus/virtio/devices/*/device; do
+		[[ -r $f ]] && read -r id <"$f" && [[ $id == 0x0001 ]] && return 0
+	done
+	return 1
+}
+
+setup_system() {
+	if [[ -n $vroce_modules ]]; then
+		mount --bind "$vroce_modules" /lib/modules ||
+			fatal "cannot bind $vroce_modules over /lib/modules"
+	fi
+	# Built in on the debug kernel, where this is a no-op.
+	if has_virtio_nic; then
+		modprobe virtio_net || log "modprobe virtio_net failed"
+	fi
+}
+
+# The command gets a clean environment, stdin from /dev/null.
+run_command() {
+	local release
+
+	release=$(</proc/sys/kernel/osrelease)
+	cd "$vroce_cwd" || {
+		log "cannot cd to $vroce_cwd"
+		return 126
+	}
+	(
+		mapfile -t vars < <(compgen -e)
+		unset -v "${vars[@]}"
+		export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp TERM=dumb
+		export VROCE_KERNEL=$release VROCE_OUT
+		exec "${vroce_cmd[@]}"
+	) </dev/null
+}
+
+# Objects are reported only once older than 5 s and unchanged across two
+# scans, so: scan, wait, scan again, then collect.
+kmemleak_check() {
+	[[ -e $KMEMLEAK ]] || return 0
+	echo scan >"$KMEMLEAK"
+	sleep 5
+	echo scan >"$KMEMLEAK"
+	cat "$KMEMLEAK" >"$VROCE_OUT/kmemleak.txt"
+}
+
+main() {
+	local rc
+
+	load_env "$1"
+	setup_system
+	# Forget what boot itself leaked; only leaks from the command count.
+	[[ -e $KMEMLEAK ]] && echo clear >"$KMEMLEAK"
+	run_command
+	rc=$?
+	cd / || true
+	kmemleak_check
+	dmesg >"$VROCE_OUT/dmesg.txt"
+	echo "$rc" >"$STATUS_TTY"
+	power_off
+}
+
+main "$@"

@@ -1,0 +1,240 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run a command as root in a throw-away QEMU (TCG) guest whose root is the
+# host's / mounted read-only over 9p, and exit with the command's status.
+# See README in this directory for the full contract.
+#
+# Exit status: the command's (0..255) if the guest reported it and its dmesg
+# is clean; 125 if the guest kernel warned, oopsed, leaked, ...; 124 on
+# timeout; 126 if the guest reported no status or the harness failed.
+
+set -euo pipefail
+
+SELF_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+readonly SELF_DIR
+
+readonly EXIT_TIMEOUT=124
+readonly EXIT_KERNEL=125
+readonly EXIT_HARNESS=126
+
+# dmesg lines that fail a run, and lines that look alike but are harmless.
+readonly SPLATS=(
+	'WARNING:' 'BUG:' 'Oops' 'KASAN' 'UBSAN:' 'general protection fault'
+	'possible circular locking' 'INFO: possible' 'WARNING: possible'
+	'inconsistent lock state' 'suspicious RCU usage'
+	'unreferenced object' 'suspected memory leak'
+	'hung_task' 'blocked for more than' 'soft lockup' 'Kernel panic'
+	'refcount_t:' 'list_add corruption' 'list_del corruption'
+)
+readonly BENIGN=(
+	'Command line:' 'Kernel command line:' 'loading out-of-tree module taints kernel'
+	'module verification failed'
+)
+
+KERNEL=
+TIMEOUT=600
+MEM=
+CPUS=2
+OUT=
+NETARGS=
+CMD=()
+# Set by resolve_kernel.
+KIMAGE=
+RELEASE=
+MODROOT=
+GUEST_MODULES=
+
+usage() {
+	cat >&2 <<EOF
+usage: $0 [-k KERNEL] [-t TIMEOUT_S] [-m MEM] [-c CPUS] [-o OUTDIR] [-n NETARGS] -- CMD [ARGS...]
+  -k  Debian kernel release in /boot, or "debug" (default: newest 6.12)
+  -t  timeout in seconds (default 600)
+  -m  guest RAM (default 1024M, 2048M for debug)
+  -c  vCPUs (default 2)
+  -o  output dir, mounted at the same path in the guest (default: mktemp -d)
+  -n  extra QEMU networking arguments (default: -nic none)
+EOF
+	exit "$EXIT_HARNESS"
+}
+
+die() {
+	echo "run.sh: $*" >&2
+	exit "$EXIT_HARNESS"
+}
+
+default_kernel() {
+	local images=(/boot/vmlinuz-6.12.*)
+
+	[[ -e ${images[0]} ]] || die "no 6.12 kernel in /boot; use -k"
+	printf '%s\n' "${images[@]#/boot/vmlinuz-}" | sort -V | tail -n 1
+}
+
+parse_args() {
+	local opt
+
+	while getopts ":k:t:m:c:o:n:h" opt; do
+		case $opt in
+		k) KERNEL=$OPTARG ;;
+		t) TIMEOUT=$OPTARG ;;
+		m) MEM=$OPTARG ;;
+		c) CPUS=$OPTARG ;;
+		o) OUT=$OPTARG ;;
+		n) NETARGS=$OPTARG ;;
+		*) usage ;;
+		esac
+	done
+	shift $((OPTIND - 1))
+	(($#)) || usage
+	CMD=("$@")
+	[[ $TIMEOUT =~ ^[0-9]+$ ]] || die "bad timeout '$TIMEOUT'"
+	[[ -n $KERNEL ]] || KERNEL=$(default_kernel)
+}
+
+resolve_kernel() {
+	local dir
+
+	if [[ $KERNEL == debug ]]; then
+		dir=$("$SELF_DIR/debug-kernel.sh" dir) ||
+			die "debug kernel not built; run $SELF_DIR/debug-kernel.sh build"
+		KIMAGE=$dir/bzImage
+		RELEASE=$(<"$dir/obj/include/config/kernel.release")
+		MODROOT=$dir/mods
+		GUEST_MODULES=$dir/mods/lib/modules
+		MEM=${MEM:-2048M}
+	else
+		KIMAGE=/boot/vmlinuz-$KERNEL
+		RELEASE=$KERNEL
+		MODROOT=/
+		MEM=${MEM:-1024M}
+		[[ -r $KIMAGE ]] || die "no kernel $KIMAGE"
+	fi
+}
+
+# The guest sees the host's / and mounts OUTDIR at the same path; paths go
+# on the QEMU and kernel command lines, so keep them free of separators.
+check_path() {
+	[[ $2 =~ ^/[^[:space:],]*$ ]] || die "$1 '$2' must be absolute, without spaces or commas"
+}
+
+prepare_outdir() {
+	if [[ -z $OUT ]]; then
+		OUT=$(mktemp -d -t vroce-vm.XXXXXX)
+		echo "run.sh: output in $OUT" >&2
+	fi
+	mkdir -p "$OUT/.vroce"
+	OUT=$(cd "$OUT" && pwd -P)
+	check_path OUTDIR "$OUT"
+	check_path "script dir" "$SELF_DIR"
+	case $SELF_DIR/ in
+	/tmp/* | /var/tmp/* | /run/* | /dev/*)
+		die "$SELF_DIR is hidden by a tmpfs in the guest; run from elsewhere"
+		;;
+	esac
+	rm -f "$OUT/console.log" "$OUT/dmesg.txt" "$OUT/kmemleak.txt" \
+		"$OUT/.vroce/status"
+	echo "$OUT" >"$OUT/.vroce/outdir"
+	{
+		printf 'VROCE_OUT=%q\n' "$OUT"
+		printf 'vroce_cwd=%q\n' "$PWD"
+		printf 'vroce_modules=%q\n' "$GUEST_MODULES"
+		printf 'vroce_cmd=('
+		printf ' %q' "${CMD[@]}"
+		printf ' )\n'
+	} >"$OUT/.vroce/env"
+}
+
+kernel_cmdline() {
+	local args=(
+		console=ttyS0 loglevel=4 log_buf_len=4M panic=-1 reboot=t
+		mitigations=off random.trust_cpu=on no_timer_check edd=off
+		sysctl.kernel.hung_task_timeout_secs=60
+		"vroce.init=$SELF_DIR/guest-init.sh"
+	)
+	echo "${args[*]}"
+}
+
+# Streams the console to stdout (and console.log); returns QEMU's status.
+run_qemu() {
+	local initrd net qemu
+
+	initrd=$("$SELF_DIR/initramfs.sh" "$RELEASE" "$MODROOT") ||
+		die "cannot build the initramfs"
+	if [[ -n $NETARGS ]]; then
+		read -ra net <<<"$NETARGS"
+	else
+		net=(-nic none)
+	fi
+	# shellcheck disable=SC2054 # QEMU options are comma-separated
+	qemu=(
+		qemu-system-x86_64 -nodefaults -no-user-config -display none
+		-no-reboot -machine pc -accel tcg,thread=multi -cpu max
+		-smp "$CPUS" -m "$MEM"
+		-kernel "$KIMAGE" -initrd "$initrd" -append "$(kernel_cmdline)"
+		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap
+		-virtfs "local,path=$OUT,mount_tag=vroce_out,security_model=none,multidevs=remap"
+		-chardev "stdio,id=console,signal=off,logfile=$OUT/console.log"
+		-serial chardev:console
+		-serial "file:$OUT/.vroce/status"
+		"${net[@]}"
+	)
+	timeout --foreground -k 10 "$TIMEOUT" "${qemu[@]}" </dev/null |
+		sed -u 's/\r$//'
+	return "${PIPESTATUS[0]}"
+}
+
+# Print the lines of the given files that show a kernel problem.
+find_splats() {
+	local splat benign
+
+	splat=$(IFS='|' && echo "${SPLATS[*]}")
+	benign=$(IFS='|' && echo "${BENIGN[*]}")
+	grep -h -E -- "$splat" "$@" 2>/dev/null | grep -v -E -- "$benign" || true
+}
+
+report_files() {
+	local f
+
+	for f in console.log dmesg.txt kmemleak.txt; do
+		[[ -s $OUT/$f ]] && echo "run.sh:   $OUT/$f" >&2
+	done
+	return 0
+}
+
+verdict() {
+	local qemu_rc=$1 status splats
+
+	if ((qemu_rc == 124 || qemu_rc == 137)); then
+		echo "run.sh: timed out after $TIMEOUT s" >&2
+		find_splats "$OUT/console.log" >&2
+		report_files
+		return "$EXIT_TIMEOUT"
+	fi
+	status=$(tr -d '\r' <"$OUT/.vroce/status" | head -n 1)
+	if [[ ! $status =~ ^[0-9]+$ ]]; then
+		echo "run.sh: the guest reported no exit status (qemu: $qemu_rc)" >&2
+		find_splats "$OUT/console.log" >&2
+		report_files
+		return "$EXIT_HARNESS"
+	fi
+	splats=$(find_splats "$OUT/dmesg.txt" "$OUT/kmemleak.txt")
+	if [[ -n $splats || ! -f $OUT/dmesg.txt ]]; then
+		echo "run.sh: kernel problem (command exited $status):" >&2
+		echo "$splats" >&2
+		report_files
+		return "$EXIT_KERNEL"
+	fi
+	return "$status"
+}
+
+main() {
+	local rc=0
+
+	parse_args "$@"
+	resolve_kernel
+	prepare_outdir
+	run_qemu || rc=$?
+	verdict "$rc"
+}
+
+main "$@"
