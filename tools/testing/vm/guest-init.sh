@@ -9,6 +9,7 @@
 #    (dir to bind over /lib/modules, may be empty) and the vroce_cmd array.
 #  - The command's output goes to the console (ttyS0). Afterwards kmemleak
 #    (if present) is scanned into kmemleak.txt and dmesg saved as dmesg.txt.
+#    dmesg.live follows dmesg while the guest runs, for post-mortems.
 #  - The very last step writes the command's exit status to ttyS1. No status
 #    means the run failed before or during the command.
 #
@@ -107,6 +108,8 @@ main() {
 	local rc
 
 	load_env "$1"
+	# Best effort, for post-mortems when no status comes back.
+	dmesg --follow >"$VROCE_OUT/dmesg.live" 2>&1 &
 	setup_system
 	# Forget what boot itself leaked; only leaks from the command count.
 	[[ -e $KMEMLEAK ]] && echo clear >"$KMEMLEAK"

@@ -131,8 +131,8 @@ prepare_outdir() {
 		die "$SELF_DIR is hidden by a tmpfs in the guest; run from elsewhere"
 		;;
 	esac
-	rm -f "$OUT/console.log" "$OUT/dmesg.txt" "$OUT/kmemleak.txt" \
-		"$OUT/.vroce/status"
+	rm -f "$OUT/console.log" "$OUT/dmesg.txt" "$OUT/dmesg.live" \
+		"$OUT/kmemleak.txt" "$OUT/.vroce/status"
 	echo "$OUT" >"$OUT/.vroce/outdir"
 	{
 		printf 'VROCE_OUT=%q\n' "$OUT"
@@ -189,13 +189,14 @@ find_splats() {
 
 	splat=$(IFS='|' && echo "${SPLATS[*]}")
 	benign=$(IFS='|' && echo "${BENIGN[*]}")
-	grep -h -E -- "$splat" "$@" 2>/dev/null | grep -v -E -- "$benign" || true
+	grep -h -E -- "$splat" "$@" 2>/dev/null | grep -v -E -- "$benign" |
+		awk '!seen[$0]++' || true
 }
 
 report_files() {
 	local f
 
-	for f in console.log dmesg.txt kmemleak.txt; do
+	for f in console.log dmesg.txt dmesg.live kmemleak.txt; do
 		[[ -s $OUT/$f ]] && echo "run.sh:   $OUT/$f" >&2
 	done
 	return 0
@@ -206,14 +207,14 @@ verdict() {
 
 	if ((qemu_rc == 124 || qemu_rc == 137)); then
 		echo "run.sh: timed out after $TIMEOUT s" >&2
-		find_splats "$OUT/console.log" >&2
+		find_splats "$OUT/dmesg.live" "$OUT/console.log" >&2
 		report_files
 		return "$EXIT_TIMEOUT"
 	fi
-	status=$(tr -d '\r' <"$OUT/.vroce/status" | head -n 1)
+	status=$(tr -d '\r' <"$OUT/.vroce/status" 2>/dev/null | head -n 1) || true
 	if [[ ! $status =~ ^[0-9]+$ ]]; then
 		echo "run.sh: the guest reported no exit status (qemu: $qemu_rc)" >&2
-		find_splats "$OUT/console.log" >&2
+		find_splats "$OUT/dmesg.live" "$OUT/console.log" >&2
 		report_files
 		return "$EXIT_HARNESS"
 	fi
