@@ -58,12 +58,14 @@ check "ibv_devices lists the device" listed
 check "ibv_devinfo: transport InfiniBand, port PORT_ACTIVE" \
 	info_has "state:[[:space:]]+PORT_ACTIVE \(4\)"
 check "ibv_devinfo: link_layer Ethernet" info_has "link_layer:[[:space:]]+Ethernet"
+# ibv_devinfo prints RoCE v1 GIDs in raw form, RoCE v2 GIDs as addresses.
 check "ibv_devinfo: RoCE v1 GID for the IPv4 address" \
-	info_has "::ffff:192.0.2.21, RoCE v1"
+	info_has "0000:0000:0000:0000:0000:ffff:c000:0215, RoCE v1"
 check "ibv_devinfo: RoCE v2 GID for the IPv4 address" \
 	info_has "::ffff:192.0.2.21, RoCE v2"
 check "ibv_devinfo: RoCE v1 and v2 GIDs for the IPv6 address" \
-	sh -c "grep -q '2001:db8::21, RoCE v1' $INFO && grep -q '2001:db8::21, RoCE v2' $INFO"
+	sh -c "grep -q '2001:0db8:0000:0000:0000:0000:0000:0021, RoCE v1' $INFO &&
+		grep -q '2001:db8::21, RoCE v2' $INFO"
 check "ibv_devinfo: vendor id 0xffffff, one port" \
 	sh -c "grep -q 'vendor_id:.*0xffffff' $INFO && grep -q 'phys_port_cnt:.*1' $INFO"
 check "rdma dev reports the rxe driver id" driver_id_rxe
