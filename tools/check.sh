@@ -1,0 +1,302 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: every gate and every test, on each supported kernel (DESIGN D12).
+#
+#   1. tools/deps.sh                  install missing Debian packages
+#   2. make lint                      checkpatch --strict, shellcheck
+#   3. module builds                  W=1 C=1 KCFLAGS=-Werror for the newest
+#                                     installed Debian 6.12 and 6.1 kernels and
+#                                     the debug kernel (built once, cached)
+#   4. tools/ksft.sh build            the kselftests, built on the host
+#   5. one VM boot per kernel         tools/testing/vm/run.sh runs
+#                                     'tools/ksft.sh run' with VROCE_KO set
+#
+# Results come from the KTAP each VM run leaves in build/check/<kernel>/
+# ksft.tap, not from exit codes (the 6.12 runner exits 0 on failure,
+# STYLE.md 4.4). Counted: each result line a test script prints itself (the
+# runner re-prints them as "# ok N ..." / "# not ok N ..."; "# SKIP" ones
+# are skipped, "# TODO" ones too), plus one failure per script whose
+# top-level result failed (exit=N, TIMEOUT, crash) without an inner failure
+# to show for it. A script that prints no KTAP counts as one result.
+# One more failure per gate that failed: deps, lint, each module build,
+# the selftests build, each VM run that timed out (124), showed a kernel
+# WARNING/BUG/KASAN/lockdep/kmemleak report (125), lost the guest (126) or
+# produced no results.
+#
+# The last line is always "N passed, N failed, N skipped". Exit status 1 if
+# anything failed or no test ran.
+#
+# Environment:
+#   KERNELS="6.12.95+deb12-amd64 debug"   kernels to test (default: the
+#                                         newest 6.12 and 6.1 with headers,
+#                                         and debug)
+#   TESTS="smoke.sh"                      only these tests (file names)
+#   VM_TIMEOUT=1500  VM_MEM=...  VM_CPUS=...   passed to run.sh
+#
+# Logs: build/check/<kernel>/: build.log (module build), run.log (what
+# run.sh printed), console.log, dmesg.txt, ksft.tap (the suite's KTAP);
+# build/check/ksft-build.log, build/lint/.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+cd "$TOP" || exit 1
+OUT=$TOP/build/check
+RUNNER=$TOP/tools/testing/vm/run.sh
+DEBUG_KERNEL=$TOP/tools/testing/vm/debug-kernel.sh
+
+PASS=0
+FAIL=0
+SKIP=0
+FAILURES=()
+T0=$SECONDS
+
+log() { echo "check: $*"; }
+
+# gate_failed NAME MESSAGE: one failure that is not a test result.
+gate_failed() {
+	FAIL=$((FAIL + 1))
+	FAILURES+=("$1: $2")
+	log "FAILED $1: $2"
+}
+
+# timed NAME CMD...: run CMD, log how long it took.
+timed() {
+	local name=$1 start=$SECONDS rc
+
+	shift
+	"$@"
+	rc=$?
+	log "$name: $((SECONDS - start)) s"
+	return $rc
+}
+
+# Sets KERNELS (unless given): the Debian kernels, then the debug kernel.
+pick_kernels() {
+	local debian
+
+	[ -n "${KERNELS:-}" ] && return
+	debian=$("$TOP/tools/kernels.sh") || gate_failed kernels "a Debian kernel line is missing"
+	KERNELS="${debian//$'\n'/ } debug"
+}
+
+do_deps() {
+	"$TOP/tools/deps.sh" || gate_failed deps "tools/deps.sh exited $?"
+}
+
+do_lint() {
+	make -s --no-print-directory -C "$TOP" lint || gate_failed lint "make lint failed (see above)"
+}
+
+# Compiler and sparse diagnostics about our own files fail the build even
+# when make succeeded (sparse never fails it); diagnostics inside the
+# kernel's headers are shown but not counted. modpost warnings fail too.
+build_module() {
+	local k=$1 log=$OUT/$1/build.log src=$TOP/build/$1/src/ rc diag
+
+	mkdir -p "$OUT/$k"
+	if [ "$k" = debug ] && ! "$DEBUG_KERNEL" build >"$OUT/$k/debug-kernel.log" 2>&1; then
+		tail -n 20 "$OUT/$k/debug-kernel.log"
+		gate_failed "build $k" "debug kernel build failed (build/check/$k/debug-kernel.log)"
+		return 1
+	fi
+	make --no-print-directory -C "$TOP" KVER="$k" W=1 C=1 KCFLAGS=-Werror >"$log" 2>&1
+	rc=$?
+	diag=$(awk -v src="$src" '(index($0, src) == 1 && / (warning|error): /) ||
+				  /^(WARNING|ERROR): modpost/ { print substr($0, index($0, src) == 1 ? length(src) + 1 : 1) }' "$log")
+	awk -v src="$src" 'index($0, src) != 1 && /^[^ ]+:[0-9]+(:[0-9]+)?: (warning|error): / {
+		print "  (not ours) " $0 }' "$log"
+	if [ $rc -ne 0 ] || [ -n "$diag" ]; then
+		[ -n "$diag" ] && echo "$diag" || tail -n 30 "$log"
+		gate_failed "build $k" "W=1 C=1 -Werror build failed (build/check/$k/build.log)"
+		return 1
+	fi
+	log "built build/$k/vroce.ko"
+}
+
+# parse_tap KERNEL FILE: print "COUNTS pass fail skip" and "FAIL what" lines.
+parse_tap() {
+	tr -d '\r' <"$2" | awk -v kernel="$1" '
+	function directive(line) {
+		if (match(line, / # (SKIP|TODO|TIMEOUT|XFAIL|exit=).*$/))
+			return substr(line, RSTART + 3)
+		return ""
+	}
+	function desc(line, prefix) {
+		sub(prefix, "", line)
+		sub(/ # (SKIP|TODO|TIMEOUT|XFAIL|exit=).*$/, "", line)
+		return line
+	}
+	function fail(what) {
+		F++
+		fails[++nf] = kernel ": " what
+	}
+	# End of a script: its inner results count; its own result only when
+	# it has none, or when it failed without an inner failure to show.
+	function close_script(ok, d) {
+		if (script == "")
+			return
+		if (ip + ifl + is == 0) {
+			if (ok == 1 && d ~ /^SKIP/)
+				S++
+			else if (ok == 1)
+				P++
+			else
+				fail(script ": " d)
+		} else {
+			P += ip; F += ifl; S += is
+			if (ok != 1 && ifl == 0)
+				fail(script ": " d " after " (ip + is) " results (plan " plan ")")
+		}
+		script = ""
+		ip = ifl = is = 0
+	}
+	/^# selftests: / {
+		close_script(0, "no result (runner stopped)")
+		script = $0
+		sub(/^# selftests: [^:]*: /, "", script)
+		plan = "?"
+		next
+	}
+	script != "" && /^# 1\.\.[0-9]+/ {
+		plan = $2
+		sub(/^1\.\./, "", plan)
+		next
+	}
+	script != "" && /^# (not )?ok [0-9]+ / {
+		d = directive($0)
+		if ($2 == "ok" && d ~ /^SKIP/)
+			is++
+		else if ($2 == "ok")
+			ip++
+		else if (d ~ /^TODO/)
+			is++
+		else {
+			ifl++
+			fails[++nf] = kernel ": " script ": " desc($0, "^# not ok [0-9]+ ")
+		}
+		next
+	}
+	/^(not )?ok [0-9]+ selftests: / {
+		if (script == "")
+			script = desc($0, "^(not )?ok [0-9]+ selftests: [^:]*: ")
+		d = directive($0)
+		close_script($1 == "ok", d != "" ? d : "failed")
+		next
+	}
+	END {
+		close_script(0, "no result (runner stopped)")
+		print "COUNTS", P + 0, F + 0, S + 0
+		for (i = 1; i <= nf; i++)
+			print "FAIL", fails[i]
+	}'
+}
+
+# What went wrong in a VM run: run.sh's own report (it lists the splat
+# lines it found), then the first kernel reports in the guest's dmesg.
+show_splats() {
+	local dir=$1
+
+	grep '^run.sh:' "$dir/run.log" | sed 's/^/  | /'
+	cat "$dir/dmesg.txt" "$dir/kmemleak.txt" 2>/dev/null |
+		grep -E -A4 'WARNING:|BUG:|Oops|KASAN|UBSAN:|general protection|circular locking|INFO: possible|inconsistent lock|suspicious RCU|unreferenced object|blocked for more than|soft lockup|Kernel panic|refcount_t:|corruption' |
+		head -n 60 | sed 's/^/  | /'
+}
+
+run_vm() {
+	local k=$1 dir=$OUT/$1 rc start=$SECONDS counts n p f s line
+	local ko=$TOP/build/$1/vroce.ko
+	local args=(-k "$k" -t "${VM_TIMEOUT:-1500}" -o "$dir")
+
+	[ -n "${VM_MEM:-}" ] && args+=(-m "$VM_MEM")
+	[ -n "${VM_CPUS:-}" ] && args+=(-c "$VM_CPUS")
+	rm -f "$dir/ksft.tap" "$dir/run.log"
+	log "$k: booting the VM (timeout ${VM_TIMEOUT:-1500} s)"
+	# shellcheck disable=SC2086 # TESTS is a list of names
+	"$RUNNER" "${args[@]}" -- env VROCE_KO="$ko" tools/ksft.sh run ${TESTS:-} 2>&1 |
+		tee "$dir/run.log" | grep --line-buffered -E '^(not )?ok [0-9]+ selftests: ' |
+		sed -u "s/^/  [$k] /"
+	rc=${PIPESTATUS[0]}
+	log "$k: VM run: $((SECONDS - start)) s, exit $rc"
+
+	if [ -s "$dir/ksft.tap" ]; then
+		counts=$(parse_tap "$k" "$dir/ksft.tap")
+	else
+		counts=$(parse_tap "$k" "$dir/console.log")
+	fi
+	read -r _ p f s <<<"$(grep '^COUNTS ' <<<"$counts")"
+	PASS=$((PASS + p))
+	FAIL=$((FAIL + f))
+	SKIP=$((SKIP + s))
+	while IFS= read -r line; do
+		[ -n "$line" ] && FAILURES+=("${line#FAIL }")
+	done < <(grep '^FAIL ' <<<"$counts")
+	n=$((p + f + s))
+
+	case $rc in
+	0) ;;
+	124) gate_failed "$k" "VM timed out (run.sh exit 124) after $((SECONDS - start)) s" ;;
+	125) gate_failed "$k" "kernel warning/BUG/KASAN/lockdep/kmemleak report in the guest (run.sh exit 125)" ;;
+	126) gate_failed "$k" "no status came back from the guest (run.sh exit 126)" ;;
+	*) gate_failed "$k" "guest command failed (exit $rc, build/check/$k/console.log)" ;;
+	esac
+	if [ "$rc" != 0 ]; then
+		show_splats "$dir"
+		echo "  last console lines:"
+		grep -v '^run.sh:' "$dir/run.log" | tail -n 15 | sed 's/^/  > /'
+	fi
+	[ "$n" -gt 0 ] || gate_failed "$k" "no test results (build/check/$k/console.log)"
+	log "$k: $p passed, $f failed, $s skipped"
+}
+
+main() {
+	local k built=() ksft_ok=1
+
+	mkdir -p "$OUT"
+	# Two checks in one tree would overwrite each other's build/ksft and
+	# build/check: take turns.
+	exec 8>"$OUT/.lock"
+	if ! flock -n 8; then
+		log "waiting for another 'make check' in this tree"
+		flock 8
+	fi
+	rm -f "$OUT/summary"
+	timed deps do_deps
+	timed lint do_lint
+	pick_kernels
+	log "kernels: $KERNELS${TESTS:+; tests: $TESTS}"
+
+	for k in $KERNELS; do
+		timed "build $k" build_module "$k" && built+=("$k")
+	done
+	if ! timed "build selftests" "$TOP/tools/ksft.sh" build >"$OUT/ksft-build.log" 2>&1; then
+		tail -n 30 "$OUT/ksft-build.log"
+		gate_failed selftests "tools/ksft.sh build failed (build/check/ksft-build.log)"
+		ksft_ok=0
+	fi
+	if [ ! -x "$RUNNER" ]; then
+		gate_failed vm "$RUNNER missing"
+		ksft_ok=0
+	fi
+
+	if [ "$ksft_ok" = 1 ]; then
+		for k in "${built[@]}"; do
+			run_vm "$k"
+		done
+	fi
+
+	if [ ${#FAILURES[@]} -gt 0 ]; then
+		echo
+		echo "Failures:"
+		printf '  %s\n' "${FAILURES[@]}"
+	fi
+	log "total time $((SECONDS - T0)) s"
+	if [ $((PASS + FAIL + SKIP)) -eq 0 ]; then
+		log "no test ran"
+		[ "$FAIL" -gt 0 ] || FAIL=1
+	fi
+	echo "$PASS passed, $FAIL failed, $SKIP skipped" | tee "$OUT/summary"
+	[ "$FAIL" -eq 0 ]
+}
+
+main "$@"
