@@ -71,6 +71,10 @@ ksft_run() {
 		exit 1
 	}
 	: >"$out"
+	for t in "$@"; do
+		grep -q ":$t\$" "$INSTALL/kselftest-list.txt" ||
+			echo "ksft: no test named $t (tools/ksft.sh list)" >&2
+	done
 	for c in $(cut -d: -f1 "$INSTALL/kselftest-list.txt" | sort -u); do
 		args=(-c "$c")
 		if [ $# -gt 0 ]; then
