@@ -94,12 +94,16 @@ run_command() {
 	) </dev/null
 }
 
-# Objects are reported only once older than 5 s and unchanged across two
-# scans, so: scan, wait, scan again, then collect.
+# An object is reported once it is older than 5 s and unchanged across two
+# scans: scan, scan again when the command's last allocations are 5 s old,
+# then collect. $1 is $SECONDS when the command ended.
 kmemleak_check() {
+	local wait
+
 	[[ -e $KMEMLEAK ]] || return 0
 	echo scan >"$KMEMLEAK"
-	sleep 5
+	wait=$((6 - (SECONDS - $1)))
+	((wait <= 0)) || sleep "$wait"
 	echo scan >"$KMEMLEAK"
 	cat "$KMEMLEAK" >"$VROCE_OUT/kmemleak.txt"
 }
@@ -116,7 +120,7 @@ main() {
 	run_command
 	rc=$?
 	cd / || true
-	kmemleak_check
+	kmemleak_check "$SECONDS"
 	dmesg >"$VROCE_OUT/dmesg.txt"
 	echo "$rc" >"$STATUS_TTY"
 	power_off
