@@ -31,6 +31,11 @@ log() {
 	echo "vroce-init: $*" >&2
 }
 
+# Mark the phases in dmesg, to tell boot noise from the command's.
+kmsg() {
+	echo "<6>vroce-init: $*" >/dev/kmsg
+}
+
 power_off() {
 	if [[ -d /sys/firmware/acpi ]]; then
 		echo o >/proc/sysrq-trigger
@@ -117,8 +122,10 @@ main() {
 	setup_system
 	# Forget what boot itself leaked; only leaks from the command count.
 	[[ -e $KMEMLEAK ]] && echo clear >"$KMEMLEAK"
+	kmsg "running the command"
 	run_command
 	rc=$?
+	kmsg "the command exited $rc"
 	cd / || true
 	kmemleak_check "$SECONDS"
 	dmesg >"$VROCE_OUT/dmesg.txt"

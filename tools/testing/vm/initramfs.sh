@@ -112,6 +112,7 @@ init=$(vroce_init)
 mount_root
 mount_outdir
 ip link set lo up
+echo "<6>vroce-initramfs: switching root" >/newroot/dev/kmsg
 exec switch_root /newroot "$init" "$out"
 EOF
 	chmod 755 "$1"
