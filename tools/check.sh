@@ -227,8 +227,10 @@ run_vm() {
 
 	if [ -s "$dir/ksft.tap" ]; then
 		counts=$(parse_tap "$k" "$dir/ksft.tap")
-	else
+	elif [ -f "$dir/console.log" ]; then
 		counts=$(parse_tap "$k" "$dir/console.log")
+	else
+		counts=$(parse_tap "$k" /dev/null)
 	fi
 	read -r _ p f s <<<"$(grep '^COUNTS ' <<<"$counts")"
 	PASS=$((PASS + p))
@@ -244,14 +246,14 @@ run_vm() {
 	124) gate_failed "$k" "VM timed out (run.sh exit 124) after $((SECONDS - start)) s" ;;
 	125) gate_failed "$k" "kernel warning/BUG/KASAN/lockdep/kmemleak report in the guest (run.sh exit 125)" ;;
 	126) gate_failed "$k" "no status came back from the guest (run.sh exit 126)" ;;
-	*) gate_failed "$k" "guest command failed (exit $rc, build/check/$k/console.log)" ;;
+	*) gate_failed "$k" "guest command failed (exit $rc, build/check/$k/run.log)" ;;
 	esac
 	if [ "$rc" != 0 ]; then
 		show_splats "$dir"
 		echo "  last console lines:"
 		grep -v '^run.sh:' "$dir/run.log" | tail -n 15 | sed 's/^/  > /'
 	fi
-	[ "$n" -gt 0 ] || gate_failed "$k" "no test results (build/check/$k/console.log)"
+	[ "$n" -gt 0 ] || [ "$rc" != 0 ] || gate_failed "$k" "no test results (build/check/$k/run.log)"
 	log "$k: $p passed, $f failed, $s skipped"
 }
 
