@@ -36,12 +36,14 @@ kmsg() {
 	echo "<6>vroce-init: $*" >/dev/kmsg
 }
 
+# busybox (static, also used by the initramfs) calls reboot(2) directly; the
+# sysrq fallback prints a line on the console.
 power_off() {
 	if [[ -d /sys/firmware/acpi ]]; then
-		echo o >/proc/sysrq-trigger
+		busybox poweroff -f || echo o >/proc/sysrq-trigger
 	else
 		# No ACPI: reset, which -no-reboot turns into a QEMU exit.
-		echo b >/proc/sysrq-trigger
+		busybox reboot -f || echo b >/proc/sysrq-trigger
 	fi
 	while :; do
 		sleep 60
