@@ -14,6 +14,7 @@
 
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
+#include <uapi/rdma/vroce.h>
 
 #include "device.h"
 #include "net.h"
@@ -25,7 +26,7 @@ static int vroce_newlink(const char *ibdev_name, struct net_device *ndev)
 }
 
 static struct rdma_link_ops vroce_link_ops = {
-	.type = "vroce",
+	.type = VROCE_LINK_TYPE,
 	.newlink = vroce_newlink,
 };
 

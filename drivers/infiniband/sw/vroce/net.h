@@ -3,11 +3,9 @@
 #define _VROCE_NET_H
 
 #include <linux/types.h>
+#include <uapi/rdma/vroce.h>
 
 struct net;
-
-/* RoCEv2 well-known UDP destination port (IBTA Annex A17). */
-#define VROCE_ROCE_V2_UDP_PORT 4791
 
 /* net.c APIs: */
 int vroce_net_init(void);

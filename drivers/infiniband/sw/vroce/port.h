@@ -3,12 +3,11 @@
 #define _VROCE_PORT_H
 
 #include <rdma/ib_verbs.h>
+#include <uapi/rdma/vroce.h>
 
 struct net_device;
 struct vroce_dev;
 
-/* Entries in the port's GID table: a RoCEv1 and a RoCEv2 GID per address. */
-#define VROCE_GID_TABLE_LEN 128
 #define VROCE_PKEY_TABLE_LEN 1
 
 /* port.c APIs: */

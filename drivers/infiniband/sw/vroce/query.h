@@ -3,12 +3,12 @@
 #define _VROCE_QUERY_H
 
 #include <rdma/ib_verbs.h>
+#include <uapi/rdma/vroce.h>
 
 struct vroce_dev;
 
 /* Limits of what is implemented today; a zero limit means "not supported". */
 #define VROCE_MAX_PD 0x7ff0
-#define VROCE_VENDOR_ID 0xffffff
 
 /* query.c APIs: */
 void vroce_query_init_attrs(struct vroce_dev *vdev);

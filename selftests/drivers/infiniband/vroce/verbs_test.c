@@ -15,6 +15,7 @@
 #include <string.h>
 #include <endian.h>
 #include <infiniband/verbs.h>
+#include <rdma/vroce.h>
 
 #include "../../../kselftest_harness.h"
 
@@ -58,7 +59,7 @@ TEST_F(dev, query_device_is_honest)
 
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &attr));
 	EXPECT_EQ(1, attr.phys_port_cnt);
-	EXPECT_EQ(0xffffff, attr.vendor_id);
+	EXPECT_EQ(VROCE_VENDOR_ID, attr.vendor_id);
 	EXPECT_NE(0, attr.node_guid);
 	EXPECT_EQ(attr.node_guid, attr.sys_image_guid);
 	EXPECT_LT(0, attr.max_pd);
@@ -112,7 +113,7 @@ TEST_F(dev, query_port)
 	EXPECT_EQ(IBV_LINK_LAYER_ETHERNET, attr.link_layer);
 	EXPECT_EQ(IBV_MTU_4096, attr.max_mtu);
 	EXPECT_EQ(IBV_MTU_1024, attr.active_mtu); /* netdev MTU 1500 */
-	EXPECT_EQ(128, attr.gid_tbl_len);
+	EXPECT_EQ(VROCE_GID_TABLE_LEN, attr.gid_tbl_len);
 	EXPECT_EQ(1, attr.pkey_tbl_len);
 	EXPECT_TRUE(attr.port_cap_flags & IBV_PORT_IP_BASED_GIDS);
 	EXPECT_EQ(0, attr.lid);
@@ -162,7 +163,7 @@ TEST_F(dev, query_gid_ex_v1_and_v2)
 	want.raw[10] = 0xff;
 	want.raw[11] = 0xff;
 	ASSERT_EQ(1, inet_pton(AF_INET, ip, &want.raw[12]));
-	for (i = 0; i < 128; i++) {
+	for (i = 0; i < VROCE_GID_TABLE_LEN; i++) {
 		if (ibv_query_gid_ex(self->ctx, 1, i, &entry, 0))
 			continue;
 		if (memcmp(&entry.gid, &want, sizeof(want)))
