@@ -57,9 +57,11 @@ demo:
 deps:
 	@$(TOP)/tools/deps.sh
 
-install:
-	$(MAKE) -C /lib/modules/$(shell uname -r)/build M=$(TOP) modules_install
-	depmod -a
+# Install for the running kernel (or KVER=...) on a real host.
+IKVER := $(if $(KVER),$(KVER),$(shell uname -r))
+install: $(BUILD)/$(IKVER)/vroce.ko
+	$(MAKE) -C /lib/modules/$(IKVER)/build M=$(BUILD)/$(IKVER)/src modules_install
+	depmod -a $(IKVER)
 
 clean:
 	rm -rf $(BUILD)
