@@ -158,8 +158,10 @@ kernel_cmdline() {
 
 # Streams the console to stdout (and console.log); returns QEMU's status.
 run_qemu() {
-	local initrd net qemu
+	local kimage initrd net qemu
 
+	kimage=$("$SELF_DIR/kernel-image.sh" "$KIMAGE") ||
+		die "cannot prepare $KIMAGE"
 	initrd=$("$SELF_DIR/initramfs.sh" "$RELEASE" "$MODROOT") ||
 		die "cannot build the initramfs"
 	if [[ -n $NETARGS ]]; then
@@ -172,7 +174,7 @@ run_qemu() {
 		qemu-system-x86_64 -nodefaults -no-user-config -display none
 		-no-reboot -machine pc -accel tcg,thread=multi -cpu max
 		-smp "$CPUS" -m "$MEM"
-		-kernel "$KIMAGE" -initrd "$initrd" -append "$(kernel_cmdline)"
+		-kernel "$kimage" -initrd "$initrd" -append "$(kernel_cmdline)"
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap
 		-virtfs "local,path=$OUT,mount_tag=vroce_out,security_model=none,multidevs=remap"
 		-chardev "stdio,id=console,signal=off,logfile=$OUT/console.log"
