@@ -13,9 +13,9 @@
 #  - The very last step writes the command's exit status to ttyS1. No status
 #    means the run failed before or during the command.
 #
-# Called as "guest-init.sh OUTDIR". Every exec reads its binary and libraries over 9p, which is slow under
-# TCG, so use builtins where possible. Never exit: PID 1 exiting panics the
-# kernel. Power off instead.
+# Called as "guest-init.sh OUTDIR". Every exec reads its binary and libraries
+# over 9p, which is slow under TCG, so use builtins where possible. Never
+# exit: PID 1 exiting panics the kernel. Power off instead.
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 readonly KMEMLEAK=/sys/kernel/debug/kmemleak

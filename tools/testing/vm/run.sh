@@ -28,8 +28,8 @@ readonly SPLATS=(
 	'refcount_t:' 'list_add corruption' 'list_del corruption'
 )
 readonly BENIGN=(
-	'Command line:' 'Kernel command line:' 'loading out-of-tree module taints kernel'
-	'module verification failed'
+	'Command line:' 'Kernel command line:'
+	'loading out-of-tree module taints kernel' 'module verification failed'
 )
 
 KERNEL=
@@ -45,9 +45,11 @@ RELEASE=
 MODROOT=
 GUEST_MODULES=
 
+# usage [STATUS]
 usage() {
 	cat >&2 <<EOF
-usage: $0 [-k KERNEL] [-t TIMEOUT_S] [-m MEM] [-c CPUS] [-o OUTDIR] [-n NETARGS] -- CMD [ARGS...]
+usage: $0 [-k KERNEL] [-t TIMEOUT_S] [-m MEM] [-c CPUS] [-o OUTDIR]
+          [-n NETARGS] -- CMD [ARGS...]
   -k  Debian kernel release in /boot, or "debug" (default: newest 6.12)
   -t  timeout in seconds (default 600)
   -m  guest RAM (default 1024M, 2048M for debug)
@@ -55,7 +57,7 @@ usage: $0 [-k KERNEL] [-t TIMEOUT_S] [-m MEM] [-c CPUS] [-o OUTDIR] [-n NETARGS]
   -o  output dir, mounted at the same path in the guest (default: mktemp -d)
   -n  extra QEMU networking arguments (default: -nic none)
 EOF
-	exit "$EXIT_HARNESS"
+	exit "${1:-$EXIT_HARNESS}"
 }
 
 die() {
@@ -81,6 +83,7 @@ parse_args() {
 		c) CPUS=$OPTARG ;;
 		o) OUT=$OPTARG ;;
 		n) NETARGS=$OPTARG ;;
+		h) usage 0 ;;
 		*) usage ;;
 		esac
 	done
@@ -114,7 +117,8 @@ resolve_kernel() {
 # The guest sees the host's / and mounts OUTDIR at the same path; paths go
 # on the QEMU and kernel command lines, so keep them free of separators.
 check_path() {
-	[[ $2 =~ ^/[^[:space:],]*$ ]] || die "$1 '$2' must be absolute, without spaces or commas"
+	[[ $2 =~ ^/[^[:space:],]*$ ]] ||
+		die "$1 '$2' must be absolute, without spaces or commas"
 }
 
 prepare_outdir() {
@@ -222,8 +226,13 @@ verdict() {
 		report_files
 		return "$EXIT_HARNESS"
 	fi
+	if [[ ! -f $OUT/dmesg.txt ]]; then
+		echo "run.sh: the guest saved no dmesg.txt" >&2
+		report_files
+		return "$EXIT_HARNESS"
+	fi
 	splats=$(find_splats "$OUT/dmesg.txt" "$OUT/kmemleak.txt")
-	if [[ -n $splats || ! -f $OUT/dmesg.txt ]]; then
+	if [[ -n $splats ]]; then
 		echo "run.sh: kernel problem (command exited $status):" >&2
 		echo "$splats" >&2
 		report_files

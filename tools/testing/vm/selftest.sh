@@ -20,21 +20,23 @@ readonly WARN='echo WARNING >/sys/kernel/debug/provoke-crash/DIRECT'
 
 failed=0
 
-# expect WANT KERNEL NAME CMD...
+# expect WANT KERNEL NAME CMD...: run CMD, which must exit WANT.
 expect() {
-	local want=$1 kernel=$2 name=$3 start=$SECONDS rc=0 log
+	local want=$1 kernel=$2 name=$3 start=$SECONDS rc=0 out
 	shift 3
 
-	log=$(mktemp)
-	"$RUN" -k "$kernel" -o "$(mktemp -d)" -- "$@" >"$log" 2>&1 || rc=$?
+	out=$(mktemp -d)
+	"$RUN" -k "$kernel" -o "$out" -- "$@" >"$out/run.log" 2>&1 || rc=$?
 	if ((rc == want)); then
-		printf 'ok    %-22s %-10s exit %3d  %3d s\n' "$kernel" "$name" "$rc" $((SECONDS - start))
+		printf 'ok    %-22s %-8s exit %3d %4d s\n' "$kernel" "$name" "$rc" \
+			$((SECONDS - start))
+		rm -rf "$out"
 	else
-		printf 'FAIL  %-22s %-10s exit %3d, want %d\n' "$kernel" "$name" "$rc" "$want"
-		sed 's/^/      /' "$log"
+		printf 'FAIL  %-22s %-8s exit %3d, want %d (%s)\n' "$kernel" "$name" \
+			"$rc" "$want" "$out"
+		sed 's/^/      /' "$out/run.log"
 		failed=1
 	fi
-	rm -f "$log"
 }
 
 check_kernel() {
