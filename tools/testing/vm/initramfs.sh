@@ -94,8 +94,22 @@ mount_outdir() {
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 vroce_out /out ||
 		fail "cannot mount the output dir"
 	read -r out </out/.vroce/outdir || fail "no .vroce/outdir"
+	src=
+	if [ -f /out/.vroce/srcdir ]; then
+		read -r src </out/.vroce/srcdir || fail "bad .vroce/srcdir"
+	fi
 	mkdir -p "/newroot$out" && mount --move /out "/newroot$out" ||
 		fail "cannot mount the output dir on $out"
+}
+
+# A source tree under one of the tmpfs above (a checkout in /tmp) comes as
+# its own read-only share, at its host path.
+mount_srcdir() {
+	[ -n "$src" ] || return 0
+	mkdir -p "/newroot$src" &&
+		mount -t 9p -o ro,trans=virtio,version=9p2000.L,cache=loose,msize=512000 \
+			vroce_src "/newroot$src" ||
+		fail "cannot mount the source tree on $src"
 }
 
 mount -t proc proc /proc
@@ -111,6 +125,7 @@ init=$(vroce_init)
 [ -n "$init" ] || fail "no vroce.init= on the kernel command line"
 mount_root
 mount_outdir
+mount_srcdir
 ip link set lo up
 echo "<6>vroce-initramfs: switching root" >/newroot/dev/kmsg
 exec switch_root /newroot "$init" "$out"

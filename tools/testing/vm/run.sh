@@ -37,6 +37,7 @@ TIMEOUT=600
 MEM=
 CPUS=2
 OUT=
+SRC=
 NETARGS=
 CMD=()
 # Set by resolve_kernel.
@@ -130,9 +131,24 @@ prepare_outdir() {
 	OUT=$(cd "$OUT" && pwd -P)
 	check_path OUTDIR "$OUT"
 	check_path "script dir" "$SELF_DIR"
-	case $SELF_DIR/ in
+	SRC=$(cd "$SELF_DIR/../../.." && pwd -P)
+	check_path "source tree" "$SRC"
+	case $SRC/ in
+	/tmp/* | /var/tmp/* | /run/*)
+		# Hidden by a tmpfs in the guest: shared on its own.
+		echo "$SRC" >"$OUT/.vroce/srcdir"
+		;;
+	/dev/*)
+		die "$SRC is hidden by devtmpfs in the guest; run from elsewhere"
+		;;
+	*)
+		rm -f "$OUT/.vroce/srcdir"
+		;;
+	esac
+	case $PWD/ in
+	"$SRC"/*) ;;
 	/tmp/* | /var/tmp/* | /run/* | /dev/*)
-		die "$SELF_DIR is hidden by a tmpfs in the guest; run from elsewhere"
+		die "$PWD is hidden by a tmpfs in the guest; run from the source tree"
 		;;
 	esac
 	rm -f "$OUT/console.log" "$OUT/dmesg.txt" "$OUT/dmesg.live" \
@@ -162,12 +178,16 @@ kernel_cmdline() {
 
 # Streams the console to stdout (and console.log); returns QEMU's status.
 run_qemu() {
-	local kimage initrd net qemu
+	local kimage initrd net qemu src_share
 
 	kimage=$("$SELF_DIR/kernel-image.sh" "$KIMAGE") ||
 		die "cannot prepare $KIMAGE"
 	initrd=$("$SELF_DIR/initramfs.sh" "$RELEASE" "$MODROOT") ||
 		die "cannot build the initramfs"
+	src_share=()
+	if [[ -f $OUT/.vroce/srcdir ]]; then
+		src_share=(-virtfs "local,path=$SRC,mount_tag=vroce_src,security_model=none,readonly=on,multidevs=remap")
+	fi
 	if [[ -n $NETARGS ]]; then
 		read -ra net <<<"$NETARGS"
 	else
@@ -182,6 +202,7 @@ run_qemu() {
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap
 		-virtfs "local,path=$OUT,mount_tag=vroce_out,security_model=none,multidevs=remap"
 		-chardev "stdio,id=console,signal=off,logfile=$OUT/console.log"
+		"${src_share[@]}"
 		-serial chardev:console
 		-serial "file:$OUT/.vroce/status"
 		"${net[@]}"
