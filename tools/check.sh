@@ -31,7 +31,7 @@
 #   KERNELS="6.12.95+deb12-amd64 debug"   kernels to test (default: the
 #                                         newest 6.12 and 6.1 with headers,
 #                                         and debug)
-#   TESTS="smoke.sh"                      only these tests (file names)
+#   TESTS="link.sh"                       only these tests (file names)
 #   VM_TIMEOUT=1500  VM_MEM=...  VM_CPUS=...   passed to run.sh
 #
 # Logs: build/check/<kernel>/: build.log (module build), run.log (what

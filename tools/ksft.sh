@@ -8,7 +8,7 @@
 #   tools/ksft.sh build      on the host: lay out build/selftests/, build the
 #                            C tests and install everything into build/ksft/
 #   tools/ksft.sh run [T..]  in the test VM (read-only root): run the installed
-#                            suite, or only tests T (file names, e.g. smoke.sh),
+#                            suite, or only tests T (file names, e.g. link.sh),
 #                            with run_kselftest.sh, one call per collection
 #   tools/ksft.sh list       the installed collection:test entries
 #
