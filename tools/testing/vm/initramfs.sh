@@ -98,6 +98,8 @@ mount_outdir() {
 	if [ -f /out/.vroce/srcdir ]; then
 		read -r src </out/.vroce/srcdir || fail "bad .vroce/srcdir"
 	fi
+	# First the source tree: the output dir may lie inside it.
+	mount_srcdir
 	mkdir -p "/newroot$out" && mount --move /out "/newroot$out" ||
 		fail "cannot mount the output dir on $out"
 }
@@ -125,7 +127,6 @@ init=$(vroce_init)
 [ -n "$init" ] || fail "no vroce.init= on the kernel command line"
 mount_root
 mount_outdir
-mount_srcdir
 ip link set lo up
 echo "<6>vroce-initramfs: switching root" >/newroot/dev/kmsg
 exec switch_root /newroot "$init" "$out"
