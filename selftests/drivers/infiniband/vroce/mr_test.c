@@ -236,7 +236,13 @@ TEST_F(mr, keys_distinct)
 	munmap(p, PAGE);
 }
 
-/* max_mr MRs fit, one more fails with ENOMEM, and freeing one makes room. */
+/*
+ * Up to max_mr MRs fit, one more fails with ENOMEM, and freeing one makes
+ * room. Kernel users of the device (ib_core's MAD agents, once QPs exist)
+ * hold a few DMA MRs of their own, which count too.
+ */
+#define KERNEL_MRS_MAX 16
+
 TEST_F(mr, max_mr_is_honest)
 {
 	struct ibv_device_attr attr;
@@ -252,12 +258,19 @@ TEST_F(mr, max_mr_is_honest)
 	ASSERT_NE(NULL, mr);
 	for (i = 0; i < n; i++) {
 		mr[i] = ibv_reg_mr(self->pd, p, PAGE, IBV_ACCESS_LOCAL_WRITE);
-		ASSERT_NE(NULL, mr[i]) TH_LOG("MR %d of %d: %s", i, n,
-					      strerror(errno));
+		if (!mr[i])
+			break;
 	}
-	extra = ibv_reg_mr(self->pd, p, PAGE, IBV_ACCESS_LOCAL_WRITE);
-	EXPECT_EQ(NULL, extra);
-	EXPECT_EQ(ENOMEM, errno);
+	if (i == n) {
+		extra = ibv_reg_mr(self->pd, p, PAGE, IBV_ACCESS_LOCAL_WRITE);
+		EXPECT_EQ(NULL, extra);
+		if (extra)
+			ibv_dereg_mr(extra);
+	}
+	EXPECT_EQ(ENOMEM, errno) TH_LOG("after %d of %d MRs: %s", i, n,
+					strerror(errno));
+	EXPECT_LE(n - KERNEL_MRS_MAX, i);
+	ASSERT_LT(n / 2, i);
 	EXPECT_EQ(0, ibv_dereg_mr(mr[n / 2]));
 	mr[n / 2] = ibv_reg_mr(self->pd, p, PAGE, IBV_ACCESS_LOCAL_WRITE);
 	EXPECT_NE(NULL, mr[n / 2]);
