@@ -33,6 +33,8 @@
  * @mr: a referenced MR
  * @iova: first address (untrusted)
  * @len: bytes (untrusted)
+ *
+ * Return: true if the whole range is inside @mr, without overflow.
  */
 bool vroce_mr_range_ok(struct vroce_mr *mr, u64 iova, u64 len)
 {

@@ -9,7 +9,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 vroce_require ip rdma
 
+# On a kernel with failslab (the debug kernel), let GFP_KERNEL allocations
+# fail so that mr_test can fail each allocation of ibv_reg_mr in turn.
+FAILSLAB=/sys/kernel/debug/failslab
+FAILSLAB_SAVED=
+
 cleanup() {
+	if [ -n "$FAILSLAB_SAVED" ]; then
+		echo "${FAILSLAB_SAVED% *}" >$FAILSLAB/ignore-gfp-wait
+		echo "${FAILSLAB_SAVED#* }" >$FAILSLAB/verbose
+	fi
 	ip link del wa 2>/dev/null
 	vroce_unload
 	vroce_cleanup
@@ -28,5 +37,11 @@ if ! setup >"$VROCE_LOG" 2>&1; then
 	ktap_print_header
 	sed 's/^/# /' "$VROCE_LOG"
 	ktap_exit_fail_msg "cannot set up a vroce device"
+fi
+if [ -w /proc/self/fail-nth ] && [ -w $FAILSLAB/ignore-gfp-wait ]; then
+	FAILSLAB_SAVED="$(cat $FAILSLAB/ignore-gfp-wait) $(cat $FAILSLAB/verbose)"
+	echo N >$FAILSLAB/ignore-gfp-wait
+	echo 0 >$FAILSLAB/verbose
+	export VROCE_FAILSLAB=1
 fi
 VROCE_DEV=wv0 "$VROCE_BIN/mr_test"

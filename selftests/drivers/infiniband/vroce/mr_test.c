@@ -9,6 +9,7 @@
  * creates the device and exports VROCE_DEV.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -418,6 +419,64 @@ TEST_F(mr, rereg_in_place)
 	EXPECT_EQ(0, ibv_dereg_mr(rmr));
 	munmap(p, PAGE);
 	munmap(ro, PAGE);
+}
+
+/* Arms /proc/thread-self/fail-nth (@fd) for the @n-th slab allocation. */
+static int fail_nth_arm(int fd, unsigned int n)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%u", n);
+
+	return pwrite(fd, buf, len, 0) == len ? 0 : -1;
+}
+
+/* The armed failure fired (the counter reads 0), then disarm. */
+static int fail_nth_fired(int fd)
+{
+	char buf[16] = "";
+	int fired = pread(fd, buf, sizeof(buf) - 1, 0) > 0 && atoi(buf) == 0;
+
+	fail_nth_arm(fd, 0);
+	return fired;
+}
+
+/*
+ * Fail the 1st, 2nd, ... slab allocation of ibv_reg_mr until it succeeds:
+ * each attempt fails only because of the injected failure, or succeeds,
+ * and leaves nothing behind (the debug kernel's kmemleak and KASAN check
+ * that). Needs failslab and fail-nth with GFP_KERNEL failures enabled
+ * (mr.sh sets that up on the debug kernel); skips elsewhere.
+ */
+TEST_F(mr, reg_under_allocation_failures)
+{
+	enum { MAX_STEPS = 300 };
+	int fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	char *p = map_anon(64 * PAGE, PROT_READ | PROT_WRITE);
+	struct ibv_mr *mr = NULL;
+	int n, fired, err;
+
+	if (fd < 0 || !getenv("VROCE_FAILSLAB"))
+		SKIP(return, "no fail-nth/failslab (use the debug kernel)");
+	ASSERT_NE(NULL, p);
+	for (n = 1; n <= MAX_STEPS; n++) {
+		ASSERT_EQ(0, fail_nth_arm(fd, n));
+		mr = ibv_reg_mr(self->pd, p + 5, 63 * PAGE, RW);
+		err = errno;
+		fired = fail_nth_fired(fd);
+		if (mr) {
+			EXPECT_EQ(0, ibv_dereg_mr(mr));
+			if (!fired)
+				break;
+		} else {
+			EXPECT_TRUE(fired) TH_LOG("step %d: %s without an injected failure",
+						  n, strerror(err));
+		}
+	}
+	EXPECT_GE(MAX_STEPS, n) TH_LOG("still failing after %d steps", n);
+	EXPECT_LT(2, n) TH_LOG("fail-nth had no effect");
+	close(fd);
+	EXPECT_EQ(0, reg_check(_metadata, self->pd, p, 64 * PAGE, RW));
+	munmap(p, 64 * PAGE);
 }
 
 TEST_HARNESS_MAIN

@@ -8,6 +8,7 @@
  */
 
 #include <linux/scatterlist.h>
+#include <linux/workqueue.h>
 
 #include "../device.h"
 #include "../query.h"
@@ -336,6 +337,88 @@ static bool st_atomic(struct mr_st *st)
 	return true;
 }
 
+struct st_work {
+	struct work_struct work;
+	struct vroce_mr *mr;
+	u64 iova;
+	struct completion done;
+};
+
+enum { ST_ADDS = 5000 };
+
+static void st_add_fn(struct work_struct *work)
+{
+	struct st_work *w = container_of(work, struct st_work, work);
+	u64 orig;
+	int i;
+
+	for (i = 0; i < ST_ADDS; i++)
+		vroce_mr_atomic(w->mr, w->iova, VROCE_ATOMIC_FETCH_ADD, 1, 0,
+				&orig);
+	complete(&w->done);
+}
+
+/* Fetch-and-adds from two CPUs at once lose no update. */
+static bool st_atomic_concurrent(struct mr_st *st)
+{
+	u64 x = 2 * PAGE_SIZE - ST_OFF0 + 64;
+	u64 *p = (u64 *)st_byte(st, x);
+	struct st_work w[2];
+	int i;
+
+	*p = 0;
+	for (i = 0; i < 2; i++) {
+		INIT_WORK_ONSTACK(&w[i].work, st_add_fn);
+		init_completion(&w[i].done);
+		w[i].mr = st->fast;
+		w[i].iova = st->fast->iova + x;
+		queue_work(system_unbound_wq, &w[i].work);
+	}
+	for (i = 0; i < 2; i++) {
+		wait_for_completion(&w[i].done);
+		destroy_work_on_stack(&w[i].work);
+	}
+	if (!ST_OK(*p == 2 * ST_ADDS))
+		return false;
+	return true;
+}
+
+static void st_dereg_fn(struct work_struct *work)
+{
+	struct st_work *w = container_of(work, struct st_work, work);
+
+	vroce_dereg_mr(&w->mr->ibmr, NULL);
+	complete(&w->done);
+}
+
+/* dereg_mr waits for a user's reference, however long it is held. */
+static bool st_dereg_waits(struct mr_st *st)
+{
+	struct vroce_mr *mr, *ref;
+	struct st_work w;
+	bool waited;
+
+	mr = st_mr(st, vroce_get_dma_mr(&st->pd, 0), &st->pd);
+	if (!ST_OK(mr))
+		return false;
+	ref = vroce_mr_get(st->vdev, mr->key, &st->pd, 0);
+	if (!ST_OK(ref == mr)) {
+		vroce_dereg_mr(&mr->ibmr, NULL);
+		return false;
+	}
+	INIT_WORK_ONSTACK(&w.work, st_dereg_fn);
+	init_completion(&w.done);
+	w.mr = mr;
+	queue_work(system_unbound_wq, &w.work);
+	waited = !wait_for_completion_timeout(&w.done, msecs_to_jiffies(50));
+	vroce_mr_put(ref);
+	wait_for_completion(&w.done);
+	destroy_work_on_stack(&w.work);
+	if (!ST_OK(waited))
+		return false;
+	return true;
+}
+
 static bool st_invalidate(struct mr_st *st)
 {
 	u32 key = st->fast->key;
@@ -361,7 +444,9 @@ static bool st_run(struct mr_st *st)
 	bool ok;
 
 	ok = st_map_fast(st) && st_copy(st) && st_bounds(st) &&
-	     st_lookup(st) && st_sge(st) && st_atomic(st) && st_invalidate(st);
+	     st_lookup(st) && st_sge(st) && st_atomic(st) &&
+	     st_atomic_concurrent(st) && st_dereg_waits(st) &&
+	     st_invalidate(st);
 	if (st->fast) {
 		u32 key = st->fast->key;
 
