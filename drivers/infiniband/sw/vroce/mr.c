@@ -299,6 +299,9 @@ struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_PTR(-EINVAL);
 	if (!length || iova + length < iova || start + length < start)
 		return ERR_PTR(-EINVAL);
+	/* Copies find iova's byte at the same offset in the pinned page. */
+	if ((start ^ iova) & ~PAGE_MASK)
+		return ERR_PTR(-EINVAL);
 
 	mr = mr_alloc(ibpd, VROCE_MR_USER, access);
 	if (IS_ERR(mr))
