@@ -42,7 +42,7 @@ $(BUILD)/%/vroce.ko: FORCE
 	mkdir -p "$$out"; \
 	find "$$out" -type l -delete; \
 	cp -as $(TOP)/Kbuild $(TOP)/drivers $(TOP)/include "$$out"/; \
-	$(MAKE) -C "$$kdir" M="$$out" $(KBUILD_ARGS) modules && \
+	$(MAKE) -C "$$kdir" M="$$out" $(KBUILD_ARGS) $(if $(filter debug,$*),VROCE_DEBUG=y) modules && \
 	ln -sf src/$(MODDIR)/vroce.ko $@
 
 lint:

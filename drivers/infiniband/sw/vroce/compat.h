@@ -3,6 +3,13 @@
  * Kernel API differences between the supported kernels, Debian's 6.1 LTS and
  * 6.12 LTS. Every version test of the driver lives here, as a small wrapper
  * with one name; .c files never test LINUX_VERSION_CODE themselves.
+ *
+ * Checked and found equal in 6.1 and 6.12, so not wrapped: the MR verbs
+ * (get_dma_mr, reg_user_mr, rereg_user_mr, dereg_mr, alloc_mr, map_mr_sg)
+ * and ib_umem_get(). A kernel after 6.12 that changes them gets a wrapper
+ * here.
+ * ib_core itself differs: it refuses IB_ACCESS_ON_DEMAND on a device without
+ * ODP with EINVAL in 6.1 and EOPNOTSUPP in 6.12, before the driver is called.
  */
 #ifndef _VROCE_COMPAT_H
 #define _VROCE_COMPAT_H

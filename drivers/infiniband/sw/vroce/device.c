@@ -29,6 +29,7 @@
 
 #include "compat.h"
 #include "device.h"
+#include "mr.h"
 #include "net.h"
 #include "ops.h"
 #include "port.h"
@@ -55,6 +56,7 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 
 	INIT_LIST_HEAD(&vdev->list);
 	atomic_set(&vdev->num_pds, 0);
+	vroce_mr_dev_init(vdev);
 
 	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;
@@ -192,6 +194,7 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 	list_del_init(&vdev->list);
 	mutex_unlock(&vroce_devs_lock);
 
+	vroce_mr_dev_uninit(vdev);
 	if (vdev->net)
 		vroce_net_put(vdev->net);
 	if (vdev->ndev)

@@ -4,6 +4,7 @@
 
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 /**
@@ -18,6 +19,9 @@
  * @port_active: last port state reported to ib_core (RTNL)
  * @attr: device attributes, set before registration and read-only after
  * @num_pds: PDs allocated, bounded by attr.max_pd
+ * @mrs: MRs by key index (mr.c: key layout and lookup rules)
+ * @mr_next: next index to try, for cyclic allocation (@mrs' lock)
+ * @num_mrs: MRs allocated, bounded by attr.max_mr
  */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -30,6 +34,9 @@ struct vroce_dev {
 	bool port_active;
 	struct ib_device_attr attr;
 	atomic_t num_pds;
+	struct xarray mrs;
+	u32 mr_next;
+	atomic_t num_mrs;
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)

@@ -17,6 +17,7 @@
 #include <uapi/rdma/vroce.h>
 
 #include "device.h"
+#include "mr_copy.h"
 #include "net.h"
 #include "netdev.h"
 
@@ -33,6 +34,10 @@ static struct rdma_link_ops vroce_link_ops = {
 static int __init vroce_init(void)
 {
 	int err;
+
+	/* Built-in self-tests; always true unless built with VROCE_DEBUG. */
+	if (!vroce_mr_selftest())
+		return -ENOTRECOVERABLE;
 
 	err = vroce_net_init();
 	if (err)
@@ -66,4 +71,7 @@ module_exit(vroce_exit);
 MODULE_AUTHOR("The vroce developers");
 MODULE_DESCRIPTION("Virtual RDMA NIC: RoCEv1 and RoCEv2 over any Ethernet netdev");
 MODULE_LICENSE("GPL");
+#ifdef VROCE_DEBUG
+MODULE_INFO(vroce_selftests, "mr");
+#endif
 MODULE_ALIAS_RDMA_LINK("vroce");

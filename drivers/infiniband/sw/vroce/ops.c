@@ -10,6 +10,7 @@
 #include <uapi/rdma/ib_user_ioctl_verbs.h>
 
 #include "device.h"
+#include "mr.h"
 #include "ops.h"
 #include "pd.h"
 #include "port.h"
@@ -21,17 +22,23 @@ const struct ib_device_ops vroce_dev_ops = {
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = VROCE_UVERBS_ABI_VERSION,
 
+	.alloc_mr = vroce_alloc_mr,
 	.alloc_pd = vroce_alloc_pd,
 	.alloc_ucontext = vroce_alloc_ucontext,
 	.dealloc_driver = vroce_dev_dealloc,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
+	.dereg_mr = vroce_dereg_mr,
 	.disassociate_ucontext = vroce_disassociate_ucontext,
+	.get_dma_mr = vroce_get_dma_mr,
 	.get_link_layer = vroce_get_link_layer,
 	.get_port_immutable = vroce_get_port_immutable,
+	.map_mr_sg = vroce_map_mr_sg,
 	.query_device = vroce_query_device,
 	.query_pkey = vroce_query_pkey,
 	.query_port = vroce_query_port,
+	.reg_user_mr = vroce_reg_user_mr,
+	.rereg_user_mr = vroce_rereg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, vroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vroce_ucontext, ibuc),

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Device attributes. They state what the driver implements today and
- * nothing more: queue pairs, completion queues and memory regions are not
- * implemented yet, so their limits are zero and user space sees that.
+ * nothing more: queue pairs and completion queues are not implemented yet,
+ * so their limits are zero and user space sees that. Memory regions are
+ * (mr.c); memory windows are not.
  *
  * The attributes are set once before registration and are read-only after.
  * ib_core copies them into ib_device.attrs when the device registers.
@@ -20,6 +21,14 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 	attr->page_size_cap = PAGE_SIZE;
 	attr->max_pd = VROCE_MAX_PD;
 	attr->max_pkeys = 1;
+	attr->max_mr = VROCE_MAX_MR;
+	attr->max_mr_size = U64_MAX;
+	attr->max_fast_reg_page_list_len = VROCE_MAX_FAST_REG_PAGES;
+	/*
+	 * No IB_DEVICE_MEM_MGT_EXTENSIONS yet: alloc_mr and map_mr_sg exist,
+	 * but IB_WR_REG_MR and IB_WR_LOCAL_INV need the send queue's
+	 * transport; ULPs must not pick FRWR before that.
+	 */
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

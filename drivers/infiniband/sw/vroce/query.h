@@ -9,6 +9,8 @@ struct vroce_dev;
 
 /* Limits of what is implemented today; a zero limit means "not supported". */
 #define VROCE_MAX_PD 0x7ff0
+#define VROCE_MAX_MR 0x1000
+#define VROCE_MAX_FAST_REG_PAGES 512
 
 /* query.c APIs: */
 void vroce_query_init_attrs(struct vroce_dev *vdev);

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Helper for module.sh: open a user verbs context and a PD on each device
- * named on the command line, print "ready", and wait for SIGUSR1. By then
+ * Helper for module.sh: open a user verbs context, a PD and a few MRs on
+ * each device named on the command line, print "ready", and wait for
+ * SIGUSR1. By then
  * the devices were removed under us: every query must fail (the context was
  * disassociated), and closing must not crash. Exit 0 if so.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 
 #define MAX_DEVS 8
+#define NUM_MRS 4
+#define MR_BYTES (1 << 20)
 
 static struct ibv_context *open_by_name(const char *name)
 {
@@ -30,10 +34,14 @@ int main(int argc, char **argv)
 {
 	struct ibv_context *ctx[MAX_DEVS];
 	struct ibv_pd *pd[MAX_DEVS];
+	struct ibv_mr *mr[MAX_DEVS][NUM_MRS];
+	char *buf = calloc(1, MR_BYTES);
 	struct ibv_device_attr attr;
-	int i, n = argc - 1, sig, failures = 0;
+	int i, j, n = argc - 1, sig, failures = 0;
 	sigset_t set;
 
+	if (!buf)
+		return 1;
 	if (n < 1 || n > MAX_DEVS) {
 		fprintf(stderr, "usage: %s DEV...\n", argv[0]);
 		return 2;
@@ -54,6 +62,16 @@ int main(int argc, char **argv)
 				strerror(errno));
 			return 1;
 		}
+		for (j = 0; j < NUM_MRS; j++) {
+			mr[i][j] = ibv_reg_mr(pd[i], buf, MR_BYTES,
+					      IBV_ACCESS_LOCAL_WRITE |
+					      IBV_ACCESS_REMOTE_WRITE);
+			if (!mr[i][j]) {
+				fprintf(stderr, "ibv_reg_mr(%s): %s\n",
+					argv[i + 1], strerror(errno));
+				return 1;
+			}
+		}
 	}
 	printf("ready\n");
 	fflush(stdout);
@@ -66,8 +84,11 @@ int main(int argc, char **argv)
 		       err ? strerror(err) : "succeeded");
 		if (!err)
 			failures++;
+		for (j = 0; j < NUM_MRS; j++)
+			ibv_dereg_mr(mr[i][j]);
 		ibv_dealloc_pd(pd[i]);
 		ibv_close_device(ctx[i]);
 	}
+	free(buf);
 	return failures ? 1 : 0;
 }

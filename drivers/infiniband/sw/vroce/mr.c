@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions: the key table, the registration verbs, and the lookup
+ * that the transport uses to turn an lkey or rkey into memory.
+ *
+ * Keys: key = (index << 8) | variant. vroce_dev.mrs (an allocating xarray)
+ * maps the index to the MR; indices are allocated cyclically from 1, so a
+ * freed key is not reused soon and key 0 is never valid. The variant starts
+ * random and is what IB_WR_REG_MR changes. lkey == rkey.
+ *
+ * Locking and lifetime:
+ * - vroce_dev.mrs has its own lock (the xarray's); nothing else is held
+ *   while it is taken.
+ * - ib_core does not allocate struct ib_mr (there is no INIT_RDMA_OBJ_SIZE
+ *   for it in 6.1 or 6.12): the driver allocates struct vroce_mr and frees
+ *   it itself, after dereg_mr, with kfree_rcu().
+ * - An MR holds one reference (->refs) while it is in the table.
+ *   vroce_mr_get() finds it under rcu_read_lock() and takes a reference
+ *   with refcount_inc_not_zero(), so it never revives an MR being freed.
+ * - Deregistration: (1) erase the index, so no new lookup finds the MR;
+ *   (2) drop the table's reference; (3) wait for ->unused, completed by
+ *   the last vroce_mr_put(), so every user that found the MR before (1) is
+ *   done with its memory; (4) unpin and free the pages; (5) kfree_rcu():
+ *   a lookup that loaded the pointer before (1) but lost the refcount race
+ *   may still read ->refs until its RCU read section ends.
+ * - ->valid, ->key, ->access, ->pd, ->iova and ->length change while the
+ *   MR is in the table (fast registration, invalidation, rereg): writers
+ *   use WRITE_ONCE and publish ->valid last with smp_store_release();
+ *   readers use READ_ONCE after smp_load_acquire(->valid). A transport
+ *   that races a registration change with a data transfer on the same MR
+ *   gets either view, never memory outside ->pages.
+ */
+
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+
+#include "device.h"
+#include "mr.h"
+#include "query.h"
+
+void vroce_mr_dev_init(struct vroce_dev *vdev)
+{
+	xa_init_flags(&vdev->mrs, XA_FLAGS_ALLOC1);
+	vdev->mr_next = 1;
+	atomic_set(&vdev->num_mrs, 0);
+}
+
+/* Every MR is deregistered before ib_core deallocates the device. */
+void vroce_mr_dev_uninit(struct vroce_dev *vdev)
+{
+	WARN_ON(!xa_empty(&vdev->mrs));
+	xa_destroy(&vdev->mrs);
+}
+
+static u32 mr_index(u32 key)
+{
+	return key >> VROCE_MR_KEY_SHIFT;
+}
+
+static struct vroce_mr *mr_alloc(struct ib_pd *ibpd, enum vroce_mr_kind kind,
+				 int access)
+{
+	struct vroce_dev *vdev = to_vdev(ibpd->device);
+	struct vroce_mr *mr;
+
+	if (access & IB_ACCESS_ON_DEMAND)
+		return ERR_PTR(-EOPNOTSUPP);
+	/* Optional bits (relaxed ordering) may be ignored; others may not. */
+	if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return ERR_PTR(-EOPNOTSUPP);
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return ERR_PTR(-EINVAL);
+
+	if (atomic_inc_return(&vdev->num_mrs) > vdev->attr.max_mr) {
+		atomic_dec(&vdev->num_mrs);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		atomic_dec(&vdev->num_mrs);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->vdev = vdev;
+	mr->kind = kind;
+	mr->access = access & VROCE_MR_ACCESS;
+	mr->pd = ibpd;
+	refcount_set(&mr->refs, 1);
+	init_completion(&mr->unused);
+	return mr;
+}
+
+/* Frees what mr_alloc() and the kind's setup allocated; the MR is unused. */
+static void mr_free(struct vroce_mr *mr)
+{
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	atomic_dec(&mr->vdev->num_mrs);
+	kfree_rcu(mr, rcu);
+}
+
+/* Gives @mr a key and makes it visible to lookups: the last setup step. */
+static int mr_publish(struct vroce_mr *mr)
+{
+	struct vroce_dev *vdev = mr->vdev;
+	u32 index;
+	int err;
+
+	/* Reserve the index first, so the key is set before lookups see it. */
+	err = xa_alloc_cyclic(&vdev->mrs, &index, NULL,
+			      XA_LIMIT(1, VROCE_MR_INDEX_MAX), &vdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+
+	mr->key = index << VROCE_MR_KEY_SHIFT | (get_random_u32() & 0xff);
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	/* Fast-reg MRs become valid on IB_WR_REG_MR. */
+	mr->valid = mr->kind != VROCE_MR_FAST;
+	xa_store(&vdev->mrs, index, mr, GFP_KERNEL);
+	return 0;
+}
+
+/* Steps (1)-(3) of deregistration: see the comment at the top. */
+static void mr_unpublish_and_wait(struct vroce_mr *mr)
+{
+	xa_erase(&mr->vdev->mrs, mr_index(mr->ibmr.lkey));
+	vroce_mr_put(mr);
+	wait_for_completion(&mr->unused);
+}
+
+/* A referenced MR whose current key is @key, valid or not; or NULL. */
+static struct vroce_mr *mr_get_any(struct vroce_dev *vdev, u32 key)
+{
+	struct vroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&vdev->mrs, mr_index(key));
+	if (mr && !refcount_inc_not_zero(&mr->refs))
+		mr = NULL;
+	rcu_read_unlock();
+
+	if (mr && READ_ONCE(mr->key) != key) {
+		vroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+/**
+ * vroce_mr_get - look up an MR for a data transfer
+ * @vdev: the device
+ * @key: an lkey or rkey from a WQE or packet (untrusted)
+ * @pd: the PD of the QP doing the transfer
+ * @access: IB_ACCESS_* the transfer needs; 0 for a local read
+ *
+ * Context: any, including softirq.
+ * Return: the MR with a reference (vroce_mr_put() it), or NULL if @key
+ * names no valid MR of @pd that grants all of @access.
+ */
+struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
+			      struct ib_pd *pd, int access)
+{
+	struct vroce_mr *mr = mr_get_any(vdev, key);
+
+	if (!mr)
+		return NULL;
+	/* Pairs with vroce_mr_fast_reg(): the fields below are current. */
+	if (!smp_load_acquire(&mr->valid) || READ_ONCE(mr->pd) != pd ||
+	    (access & ~READ_ONCE(mr->access))) {
+		vroce_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+void vroce_mr_put(struct vroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->refs))
+		complete(&mr->unused);
+}
+
+/**
+ * vroce_mr_fast_reg - carry out IB_WR_REG_MR on a fast-registration MR
+ * @mr: an MR from alloc_mr whose page list map_mr_sg set
+ * @key: the WR's key: @mr's index with a new variant byte
+ * @access: the WR's access flags
+ *
+ * Takes the region (iova, length) that map_mr_sg left in @mr->ibmr.
+ * Context: the send path of the QP that posted the WR.
+ * Return: 0, or -EINVAL if the WR does not fit the MR.
+ */
+int vroce_mr_fast_reg(struct vroce_mr *mr, u32 key, int access)
+{
+	u64 iova = mr->ibmr.iova, length = mr->ibmr.length;
+
+	if (mr->kind != VROCE_MR_FAST || mr_index(key) != mr_index(mr->key))
+		return -EINVAL;
+	if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return -EINVAL;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (iova + length < iova ||
+	    (iova & ~PAGE_MASK) + length > (u64)mr->npages << PAGE_SHIFT)
+		return -EINVAL;
+
+	WRITE_ONCE(mr->valid, false);
+	WRITE_ONCE(mr->iova, iova);
+	WRITE_ONCE(mr->length, length);
+	WRITE_ONCE(mr->access, access & VROCE_MR_ACCESS);
+	WRITE_ONCE(mr->key, key);
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	/* Lookups that see ->valid see the fields above (vroce_mr_get()). */
+	smp_store_release(&mr->valid, true);
+	return 0;
+}
+
+/**
+ * vroce_mr_invalidate - IB_WR_LOCAL_INV or a Send with Invalidate
+ * @vdev: the device
+ * @key: the key to invalidate (untrusted)
+ * @pd: the PD of the QP that asks
+ *
+ * Context: the transport, any context.
+ * Return: 0, or -EINVAL if @key names no fast-registration MR of @pd.
+ */
+int vroce_mr_invalidate(struct vroce_dev *vdev, u32 key, struct ib_pd *pd)
+{
+	struct vroce_mr *mr = mr_get_any(vdev, key);
+	int err = -EINVAL;
+
+	if (!mr)
+		return err;
+	if (mr->kind == VROCE_MR_FAST && READ_ONCE(mr->pd) == pd) {
+		WRITE_ONCE(mr->valid, false);
+		err = 0;
+	}
+	vroce_mr_put(mr);
+	return err;
+}
+
+struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct vroce_mr *mr = mr_alloc(ibpd, VROCE_MR_DMA, access);
+	int err;
+
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	err = mr_publish(mr);
+	if (err) {
+		mr_free(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/* The pinned pages of @mr->umem, in order, into @mr->pages. */
+static int mr_collect_user_pages(struct vroce_mr *mr)
+{
+	struct ib_umem *umem = mr->umem;
+	size_t count = ib_umem_num_pages(umem);
+	struct sg_page_iter iter;
+	u32 i = 0;
+
+	if (count > U32_MAX)
+		return -EINVAL;
+	mr->pages = kvcalloc(count, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		if (i == count)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&iter);
+	}
+	if (i != count)
+		return -EFAULT;
+	mr->max_pages = count;
+	mr->npages = count;
+	return 0;
+}
+
+struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct vroce_mr *mr;
+	int err;
+
+	/* The rdma_user_rxe.h ABI has no driver data for this command. */
+	if (udata && (udata->inlen || udata->outlen))
+		return ERR_PTR(-EINVAL);
+	if (!length || iova + length < iova || start + length < start)
+		return ERR_PTR(-EINVAL);
+	/* Copies find iova's byte at the same offset in the pinned page. */
+	if ((start ^ iova) & ~PAGE_MASK)
+		return ERR_PTR(-EINVAL);
+
+	mr = mr_alloc(ibpd, VROCE_MR_USER, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->iova = iova;
+	mr->length = length;
+
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		mr->umem = NULL;
+		ibdev_dbg(ibpd->device, "cannot pin %llu bytes at %#llx: %pe\n",
+			  length, start, ERR_PTR(err));
+		goto err_free;
+	}
+	err = mr_collect_user_pages(mr);
+	if (err)
+		goto err_free;
+	err = mr_publish(mr);
+	if (err)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	mr_free(mr);
+	return ERR_PTR(err);
+}
+
+/*
+ * In place only: a new PD and new access flags. A new translation
+ * (IB_MR_REREG_TRANS) would re-pin the pages; vroce does not do that.
+ * The rdma-core 44 rxe provider has no ibv_rereg_mr at all.
+ */
+struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vroce_mr *mr = to_vmr(ibmr);
+
+	if (flags & ~(IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (mr->kind != VROCE_MR_USER)
+		return ERR_PTR(-EINVAL);
+
+	if (flags & IB_MR_REREG_ACCESS) {
+		if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
+			return ERR_PTR(-EOPNOTSUPP);
+		/* Pages pinned read-only cannot be made writable in place. */
+		if (ib_access_writable(access) && !mr->umem->writable)
+			return ERR_PTR(-EOPNOTSUPP);
+		WRITE_ONCE(mr->access, access & VROCE_MR_ACCESS);
+	}
+	if (flags & IB_MR_REREG_PD)
+		WRITE_ONCE(mr->pd, ibpd);
+	return NULL;
+}
+
+struct ib_mr *vroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct vroce_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EINVAL);
+	if (!max_num_sg || max_num_sg > VROCE_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = mr_alloc(ibpd, VROCE_MR_FAST, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	mr->max_pages = max_num_sg;
+	err = mr_publish(mr);
+	if (err)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	mr_free(mr);
+	return ERR_PTR(err);
+}
+
+/* ib_sg_to_pages() callback: @addr is a kernel virtual address (virt DMA). */
+static int mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct vroce_mr *mr = to_vmr(ibmr);
+	void *va = (void *)(uintptr_t)addr;
+
+	if (mr->npages >= mr->max_pages)
+		return -ENOMEM;
+	if (!virt_addr_valid(va))
+		return -EINVAL;
+	mr->pages[mr->npages++] = virt_to_page(va);
+	return 0;
+}
+
+/*
+ * The page list of the next IB_WR_REG_MR. The device has no DMA device, so
+ * the scatterlist's DMA addresses are kernel virtual addresses.
+ */
+int vroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct vroce_mr *mr = to_vmr(ibmr);
+
+	if (mr->kind != VROCE_MR_FAST || ibmr->page_size != PAGE_SIZE)
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, mr_set_page);
+}
+
+int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct vroce_mr *mr = to_vmr(ibmr);
+
+	mr_unpublish_and_wait(mr);
+	mr_free(mr);
+	return 0;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _VROCE_MR_H
+#define _VROCE_MR_H
+
+#include <linux/completion.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <rdma/ib_verbs.h>
+
+struct ib_umem;
+struct vroce_dev;
+
+/*
+ * An MR key is (index << 8) | variant. The index (24 bits) names the slot
+ * of vroce_dev.mrs; the variant is the "key" byte that IB_WR_REG_MR updates
+ * with ib_update_fast_reg_key(). Index 0 is never allocated, so key 0 is
+ * never valid (vroce has no local_dma_lkey: ib_core gives each kernel PD a
+ * DMA MR instead).
+ */
+#define VROCE_MR_KEY_SHIFT 8
+#define VROCE_MR_INDEX_MAX (U32_MAX >> VROCE_MR_KEY_SHIFT)
+
+/* Access bits a key can grant; all others are rejected at registration. */
+#define VROCE_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
+
+enum vroce_mr_kind {
+	VROCE_MR_DMA,	/* get_dma_mr: iova is a kernel virtual address */
+	VROCE_MR_USER,	/* reg_user_mr: pinned user pages (ib_umem) */
+	VROCE_MR_FAST,	/* alloc_mr: a page list set by map_mr_sg */
+};
+
+/**
+ * struct vroce_mr - a memory region
+ * @ibmr: the ib_core MR; the driver allocates it (ib_core has no object
+ *	size for ib_mr) and frees it after dereg_mr, with kfree_rcu()
+ * @vdev: the device whose key table holds the MR
+ * @kind: DMA, user or fast-registration MR; set at creation
+ * @valid: the key may be used (always for DMA and user MRs; for a fast-reg
+ *	MR between IB_WR_REG_MR and invalidation) (READ_ONCE/WRITE_ONCE)
+ * @key: lkey == rkey (READ_ONCE/WRITE_ONCE: changed by fast registration)
+ * @access: IB_ACCESS_* granted (READ_ONCE/WRITE_ONCE)
+ * @pd: the PD lookups check against (READ_ONCE/WRITE_ONCE)
+ * @iova: first address of the region (READ_ONCE/WRITE_ONCE)
+ * @length: bytes in the region (READ_ONCE/WRITE_ONCE)
+ * @umem: pinned user memory of a user MR
+ * @pages: the region's pages, @iova's page first (user and fast-reg MRs)
+ * @max_pages: size of @pages; page indices are bounded by it, always
+ * @npages: pages mapped (fast-reg: by map_mr_sg)
+ * @refs: 1 while registered, plus one per vroce_mr_get() user
+ * @unused: completed when @refs reaches zero; dereg_mr waits for it
+ * @rcu: frees the MR after lockless lookups are done with it
+ */
+struct vroce_mr {
+	struct ib_mr ibmr;
+	struct vroce_dev *vdev;
+	enum vroce_mr_kind kind;
+	bool valid;
+	u32 key;
+	int access;
+	struct ib_pd *pd;
+	u64 iova;
+	u64 length;
+	struct ib_umem *umem;
+	struct page **pages;
+	u32 max_pages;
+	u32 npages;
+	refcount_t refs;
+	struct completion unused;
+	struct rcu_head rcu;
+};
+
+static inline struct vroce_mr *to_vmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct vroce_mr, ibmr);
+}
+
+/* mr.c APIs: */
+void vroce_mr_dev_init(struct vroce_dev *vdev);
+void vroce_mr_dev_uninit(struct vroce_dev *vdev);
+struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
+			      struct ib_pd *pd, int access);
+void vroce_mr_put(struct vroce_mr *mr);
+int vroce_mr_fast_reg(struct vroce_mr *mr, u32 key, int access);
+int vroce_mr_invalidate(struct vroce_dev *vdev, u32 key, struct ib_pd *pd);
+
+struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
+struct ib_mr *vroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int vroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+#endif /* _VROCE_MR_H */

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Moving data between kernel buffers and registered memory: the API the
+ * transport builds on.
+ *
+ * - vroce_mr_copy() copies between a buffer and an MR at an iova, after
+ *   checking that [iova, iova + len) lies inside the MR. A DMA MR's iova is
+ *   a kernel virtual address. A user or fast-reg MR's bytes live in
+ *   ->pages, the page of ->iova first, mapped one at a time with
+ *   kmap_local_page(); every page index is checked against ->max_pages.
+ * - struct vroce_sge_cursor walks a WQE's SGE list: each SGE's lkey is
+ *   looked up (vroce_mr_get(), with the PD and access of the transfer)
+ *   when the cursor reaches its first byte, and its range is checked once.
+ *   Zero-length SGEs are skipped without looking at their lkey.
+ * - vroce_mr_atomic() does an 8-byte atomic on an aligned iova. It uses the
+ *   CPU's 64-bit atomic instructions on the kernel mapping of the page, so
+ *   it is atomic against every other vroce atomic on the same memory, from
+ *   any QP and any vroce device, with no lock; it is not atomic against
+ *   plain CPU stores by the memory's owner (neither is a real RNIC's).
+ *
+ * Callers hold a reference on every MR they pass (vroce_mr_get()); nothing
+ * here sleeps, so all of it runs in any context.
+ */
+
+#include <linux/highmem.h>
+#include <linux/minmax.h>
+
+#include "mr.h"
+#include "mr_copy.h"
+
+/**
+ * vroce_mr_range_ok - [@iova, @iova + @len) lies inside @mr
+ * @mr: a referenced MR
+ * @iova: first address (untrusted)
+ * @len: bytes (untrusted)
+ *
+ * Return: true if the whole range is inside @mr, without overflow.
+ */
+bool vroce_mr_range_ok(struct vroce_mr *mr, u64 iova, u64 len)
+{
+	u64 start = READ_ONCE(mr->iova), length = READ_ONCE(mr->length);
+
+	return iova >= start && iova - start <= length &&
+	       len <= length - (iova - start);
+}
+
+/* Byte offset of @iova from the start of @mr->pages[0]. */
+static u64 mr_page_offset(struct vroce_mr *mr, u64 iova)
+{
+	u64 start = READ_ONCE(mr->iova);
+
+	return (start & ~PAGE_MASK) + (iova - start);
+}
+
+static struct page *mr_page(struct vroce_mr *mr, u64 offset)
+{
+	u64 idx = offset >> PAGE_SHIFT;
+
+	return idx < mr->max_pages ? READ_ONCE(mr->pages[idx]) : NULL;
+}
+
+static void copy_dir(void *mem, void *buf, u32 len, enum vroce_copy_dir dir)
+{
+	if (dir == VROCE_COPY_TO_MR)
+		memcpy(mem, buf, len);
+	else
+		memcpy(buf, mem, len);
+}
+
+static int copy_pages(struct vroce_mr *mr, u64 offset, void *buf, u32 len,
+		      enum vroce_copy_dir dir)
+{
+	while (len) {
+		u32 in_page = offset & ~PAGE_MASK;
+		u32 chunk = min_t(u32, len, PAGE_SIZE - in_page);
+		struct page *page = mr_page(mr, offset);
+		void *va;
+
+		if (!page)
+			return -EFAULT;
+		va = kmap_local_page(page);
+		copy_dir(va + in_page, buf, chunk, dir);
+		kunmap_local(va);
+		offset += chunk;
+		buf += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/**
+ * vroce_mr_copy - copy between a kernel buffer and an MR
+ * @mr: a referenced MR
+ * @iova: where in @mr (untrusted)
+ * @buf: the kernel buffer
+ * @len: bytes to copy (untrusted)
+ * @dir: which way
+ *
+ * Return: 0, or -EFAULT if the range is not inside @mr (nothing copied).
+ */
+int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
+		  enum vroce_copy_dir dir)
+{
+	if (!vroce_mr_range_ok(mr, iova, len))
+		return -EFAULT;
+	if (!len)
+		return 0;
+	if (mr->kind == VROCE_MR_DMA) {
+		copy_dir((void *)(uintptr_t)iova, buf, len, dir);
+		return 0;
+	}
+	return copy_pages(mr, mr_page_offset(mr, iova), buf, len, dir);
+}
+
+static u64 atomic_do(atomic64_t *v, enum vroce_atomic_op op, u64 compare_add,
+		     u64 swap)
+{
+	if (op == VROCE_ATOMIC_CMP_SWP)
+		return atomic64_cmpxchg(v, compare_add, swap);
+	return atomic64_fetch_add(compare_add, v);
+}
+
+/**
+ * vroce_mr_atomic - compare-and-swap or fetch-and-add on MR memory
+ * @mr: a referenced MR (the caller checked IB_ACCESS_REMOTE_ATOMIC)
+ * @iova: the 8-byte target (untrusted)
+ * @op: which atomic
+ * @compare_add: the compare value, or the addend
+ * @swap: the swap value (compare-and-swap)
+ * @orig: the value before the operation, in CPU byte order
+ *
+ * Return: 0, -EINVAL if @iova is not 8-byte aligned, or -EFAULT if it is
+ * not inside @mr.
+ */
+int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, enum vroce_atomic_op op,
+		    u64 compare_add, u64 swap, u64 *orig)
+{
+	struct page *page;
+	u64 offset;
+	void *va;
+
+	if (iova & (sizeof(u64) - 1))
+		return -EINVAL;
+	if (!vroce_mr_range_ok(mr, iova, sizeof(u64)))
+		return -EFAULT;
+	if (mr->kind == VROCE_MR_DMA) {
+		*orig = atomic_do((atomic64_t *)(uintptr_t)iova, op,
+				  compare_add, swap);
+		return 0;
+	}
+
+	/* Aligned: the 8 bytes never cross a page. */
+	offset = mr_page_offset(mr, iova);
+	page = mr_page(mr, offset);
+	if (!page)
+		return -EFAULT;
+	va = kmap_local_page(page);
+	*orig = atomic_do(va + (offset & ~PAGE_MASK), op, compare_add, swap);
+	kunmap_local(va);
+	return 0;
+}
+
+/**
+ * vroce_sge_cursor_init - start walking an SGE list
+ * @cur: the cursor
+ * @vdev: the device
+ * @pd: the PD of the QP
+ * @sges: the SGE list
+ * @num_sge: entries in @sges (bounded by the caller by the QP's max_sge)
+ * @access: IB_ACCESS_LOCAL_WRITE to scatter into the list, 0 to gather
+ */
+void vroce_sge_cursor_init(struct vroce_sge_cursor *cur,
+			   struct vroce_dev *vdev, struct ib_pd *pd,
+			   const struct rxe_sge *sges, u32 num_sge, int access)
+{
+	*cur = (struct vroce_sge_cursor) {
+		.vdev = vdev,
+		.pd = pd,
+		.sges = sges,
+		.num_sge = num_sge,
+		.access = access,
+		.idx = 0,
+	};
+	if (num_sge)
+		cur->sge = sges[0];
+}
+
+/* Moves to the next non-empty SGE with its MR; 0, -ENOSPC or -EACCES. */
+static int cursor_next_sge(struct vroce_sge_cursor *cur)
+{
+	if (cur->mr) {
+		vroce_mr_put(cur->mr);
+		cur->mr = NULL;
+		if (++cur->idx < cur->num_sge)
+			cur->sge = cur->sges[cur->idx];
+	}
+	while (cur->idx < cur->num_sge && !cur->sge.length)
+		if (++cur->idx < cur->num_sge)
+			cur->sge = cur->sges[cur->idx];
+	if (cur->idx >= cur->num_sge)
+		return -ENOSPC;
+
+	cur->mr = vroce_mr_get(cur->vdev, cur->sge.lkey, cur->pd, cur->access);
+	if (!cur->mr)
+		return -EACCES;
+	if (!vroce_mr_range_ok(cur->mr, cur->sge.addr, cur->sge.length))
+		return -EFAULT;
+	return 0;
+}
+
+/**
+ * vroce_sge_copy - copy the next @len bytes of an SGE list
+ * @cur: the cursor
+ * @buf: the kernel buffer
+ * @len: bytes
+ * @dir: VROCE_COPY_TO_MR scatters @buf into the list, VROCE_COPY_FROM_MR
+ *	gathers from it
+ *
+ * Return: 0; -ENOSPC if the list is shorter than what is asked; -EACCES if
+ * an lkey is invalid, of another PD, or lacks the access; -EFAULT if an
+ * SGE is outside its MR. After an error the cursor is spent and what was
+ * copied before it is unspecified.
+ */
+int vroce_sge_copy(struct vroce_sge_cursor *cur, void *buf, u32 len,
+		   enum vroce_copy_dir dir)
+{
+	int err;
+
+	while (len) {
+		u32 chunk;
+
+		if (!cur->mr || !cur->sge.length) {
+			err = cursor_next_sge(cur);
+			if (err)
+				return err;
+		}
+		chunk = min(len, cur->sge.length);
+		err = vroce_mr_copy(cur->mr, cur->sge.addr, buf, chunk, dir);
+		if (err)
+			return err;
+		cur->sge.addr += chunk;
+		cur->sge.length -= chunk;
+		buf += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/* Drops the cursor's MR reference; call once the WQE is done with. */
+void vroce_sge_cursor_done(struct vroce_sge_cursor *cur)
+{
+	if (cur->mr)
+		vroce_mr_put(cur->mr);
+	cur->mr = NULL;
+}
+
+#ifdef VROCE_DEBUG
+#include "selftest/mr.c"
+#endif

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Creates a vroce device over a veth and runs mr_test (memory registration
+# through libibverbs and the stock rxe provider) against it; the KTAP
+# output is mr_test's.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma
+
+# On a kernel with failslab (the debug kernel), let GFP_KERNEL allocations
+# fail so that mr_test can fail each allocation of ibv_reg_mr in turn.
+FAILSLAB=/sys/kernel/debug/failslab
+FAILSLAB_SAVED=
+
+cleanup() {
+	if [ -n "$FAILSLAB_SAVED" ]; then
+		echo "${FAILSLAB_SAVED% *}" >$FAILSLAB/ignore-gfp-wait
+		echo "${FAILSLAB_SAVED#* }" >$FAILSLAB/verbose
+	fi
+	ip link del wa 2>/dev/null
+	vroce_unload
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+setup() {
+	vroce_load &&
+		ip link add wa type veth peer name wb &&
+		ip link set wa up && ip link set wb up &&
+		rdma link add wv0 type vroce netdev wa &&
+		wait_for 10 rdma_dev_exists wv0
+}
+
+if ! setup >"$VROCE_LOG" 2>&1; then
+	ktap_print_header
+	sed 's/^/# /' "$VROCE_LOG"
+	ktap_exit_fail_msg "cannot set up a vroce device"
+fi
+if [ -w /proc/self/fail-nth ] && [ -w $FAILSLAB/ignore-gfp-wait ]; then
+	FAILSLAB_SAVED="$(cat $FAILSLAB/ignore-gfp-wait) $(cat $FAILSLAB/verbose)"
+	echo N >$FAILSLAB/ignore-gfp-wait
+	echo 0 >$FAILSLAB/verbose
+	export VROCE_FAILSLAB=1
+fi
+VROCE_DEV=wv0 "$VROCE_BIN/mr_test"
