@@ -13,6 +13,7 @@
 #include "ops.h"
 #include "pd.h"
 #include "port.h"
+#include "queue.h"
 #include "query.h"
 #include "ucontext.h"
 
@@ -29,6 +30,8 @@ const struct ib_device_ops vroce_dev_ops = {
 	.disassociate_ucontext = vroce_disassociate_ucontext,
 	.get_link_layer = vroce_get_link_layer,
 	.get_port_immutable = vroce_get_port_immutable,
+	.mmap = vroce_mmap,
+	.mmap_free = vroce_mmap_free,
 	.query_device = vroce_query_device,
 	.query_pkey = vroce_query_pkey,
 	.query_port = vroce_query_port,
