@@ -55,12 +55,15 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 
 	INIT_LIST_HEAD(&vdev->list);
 	atomic_set(&vdev->num_pds, 0);
+	atomic_set(&vdev->num_cqs, 0);
 
 	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->local_dma_lkey = 0;
+	/* Not in ib_core's default mask: the rxe provider arms CQs with it. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
 	vroce_query_init_attrs(vdev);
 	ib_set_device_ops(ibdev, &vroce_dev_ops);

@@ -18,6 +18,7 @@
  * @port_active: last port state reported to ib_core (RTNL)
  * @attr: device attributes, set before registration and read-only after
  * @num_pds: PDs allocated, bounded by attr.max_pd
+ * @num_cqs: CQs allocated, bounded by attr.max_cq
  */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -30,6 +31,7 @@ struct vroce_dev {
 	bool port_active;
 	struct ib_device_attr attr;
 	atomic_t num_pds;
+	atomic_t num_cqs;
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)

@@ -9,6 +9,7 @@
 #include <rdma/ib_verbs.h>
 #include <uapi/rdma/ib_user_ioctl_verbs.h>
 
+#include "cq.h"
 #include "device.h"
 #include "ops.h"
 #include "pd.h"
@@ -24,18 +25,24 @@ const struct ib_device_ops vroce_dev_ops = {
 
 	.alloc_pd = vroce_alloc_pd,
 	.alloc_ucontext = vroce_alloc_ucontext,
+	.create_cq = vroce_create_cq,
 	.dealloc_driver = vroce_dev_dealloc,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
+	.destroy_cq = vroce_destroy_cq,
 	.disassociate_ucontext = vroce_disassociate_ucontext,
 	.get_link_layer = vroce_get_link_layer,
 	.get_port_immutable = vroce_get_port_immutable,
 	.mmap = vroce_mmap,
 	.mmap_free = vroce_mmap_free,
+	.poll_cq = vroce_poll_cq,
 	.query_device = vroce_query_device,
 	.query_pkey = vroce_query_pkey,
 	.query_port = vroce_query_port,
+	.req_notify_cq = vroce_req_notify_cq,
+	.resize_cq = vroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, vroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vroce_ucontext, ibuc),
 };

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Device attributes. They state what the driver implements today and
- * nothing more: queue pairs, completion queues and memory regions are not
- * implemented yet, so their limits are zero and user space sees that.
+ * nothing more: queue pairs and memory regions are not implemented yet,
+ * so their limits are zero and user space sees that. The CQ limits are
+ * those of the rings (queue.c).
  *
  * The attributes are set once before registration and are read-only after.
  * ib_core copies them into ib_device.attrs when the device registers.
@@ -20,6 +21,8 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 	attr->page_size_cap = PAGE_SIZE;
 	attr->max_pd = VROCE_MAX_PD;
 	attr->max_pkeys = 1;
+	attr->max_cq = VROCE_MAX_CQ;
+	attr->max_cqe = VROCE_MAX_CQE;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

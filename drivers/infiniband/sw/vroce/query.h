@@ -9,6 +9,8 @@ struct vroce_dev;
 
 /* Limits of what is implemented today; a zero limit means "not supported". */
 #define VROCE_MAX_PD 0x7ff0
+#define VROCE_MAX_CQ 0x4000
+#define VROCE_MAX_CQE 0x7fff
 
 /* query.c APIs: */
 void vroce_query_init_attrs(struct vroce_dev *vdev);

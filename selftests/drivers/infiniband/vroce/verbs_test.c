@@ -65,7 +65,8 @@ TEST_F(dev, query_device_is_honest)
 	EXPECT_LT(0, attr.max_pd);
 	EXPECT_EQ(1, attr.max_pkeys);
 	EXPECT_EQ(0, attr.max_qp);
-	EXPECT_EQ(0, attr.max_cq);
+	EXPECT_LT(0, attr.max_cq);
+	EXPECT_LT(0, attr.max_cqe);
 	EXPECT_EQ(0, attr.max_mr);
 	EXPECT_EQ(0, attr.max_srq);
 	EXPECT_EQ(0, attr.max_ah);
@@ -197,12 +198,36 @@ TEST_F(dev, pd_alloc_dealloc)
 /* Unimplemented verbs fail cleanly instead of pretending. */
 TEST_F(dev, unimplemented_verbs_fail)
 {
-	struct ibv_cq *cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
+	struct ibv_pd *pd = ibv_alloc_pd(self->ctx);
+	static char buf[64];
+	struct ibv_mr *mr;
 
-	EXPECT_EQ(NULL, cq);
+	ASSERT_NE(NULL, pd);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	EXPECT_EQ(NULL, mr);
 	EXPECT_EQ(EOPNOTSUPP, errno);
-	if (cq)
-		ibv_destroy_cq(cq);
+	if (mr)
+		ibv_dereg_mr(mr);
+	EXPECT_EQ(0, ibv_dealloc_pd(pd));
+}
+
+/* CQs: the reported size covers the request, and the limit is enforced. */
+TEST_F(dev, cq_create_destroy)
+{
+	struct ibv_device_attr attr;
+	struct ibv_cq *cq;
+
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &attr));
+	cq = ibv_create_cq(self->ctx, 100, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	EXPECT_LE(100, cq->cqe);
+	EXPECT_EQ(0, ibv_resize_cq(cq, 1000));
+	EXPECT_LE(1000, cq->cqe);
+	EXPECT_EQ(0, ibv_req_notify_cq(cq, 0));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+	EXPECT_EQ(NULL, ibv_create_cq(self->ctx, attr.max_cqe + 1, NULL, NULL,
+				      0));
+	EXPECT_EQ(EINVAL, errno);
 }
 
 TEST(many_contexts)
