@@ -4,6 +4,7 @@
 
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 /**
@@ -19,6 +20,11 @@
  * @attr: device attributes, set before registration and read-only after
  * @num_pds: PDs allocated, bounded by attr.max_pd
  * @num_cqs: CQs allocated, bounded by attr.max_cq
+ * @num_qps: QPs allocated, bounded by attr.max_qp
+ * @qps: QPs by QPN (allocating xarray; see qp.c for the lookup rules)
+ * @next_qpn: cyclic allocation cursor of @qps
+ * @srqs: SRQs by SRQ number (allocating xarray), bounded by attr.max_srq
+ * @next_srqn: cyclic allocation cursor of @srqs
  */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -32,6 +38,11 @@ struct vroce_dev {
 	struct ib_device_attr attr;
 	atomic_t num_pds;
 	atomic_t num_cqs;
+	atomic_t num_qps;
+	struct xarray qps;
+	u32 next_qpn;
+	struct xarray srqs;
+	u32 next_srqn;
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)
