@@ -16,6 +16,7 @@
 
 #include <linux/version.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 /* The device name came from "rdma link add NAME": keep it across netns moves. */
@@ -26,6 +27,28 @@ static inline void vroce_compat_name_assigned_by_user(struct ib_device *ibdev)
 #else
 static inline void vroce_compat_name_assigned_by_user(struct ib_device *ibdev)
 {
+}
+#endif
+
+/*
+ * create_cq gets the udata (6.1) or the whole attribute bundle, NULL for a
+ * kernel CQ (6.11+): "struct vroce_compat_create_cq_arg *" is either.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define vroce_compat_create_cq_arg uverbs_attr_bundle
+
+static inline struct ib_udata *
+vroce_compat_create_cq_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+#else
+#define vroce_compat_create_cq_arg ib_udata
+
+static inline struct ib_udata *
+vroce_compat_create_cq_udata(struct ib_udata *udata)
+{
+	return udata;
 }
 #endif
 

@@ -57,12 +57,19 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 	INIT_LIST_HEAD(&vdev->list);
 	atomic_set(&vdev->num_pds, 0);
 	vroce_mr_dev_init(vdev);
+	atomic_set(&vdev->num_cqs, 0);
+	atomic_set(&vdev->num_qps, 0);
+	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
+	xa_init_flags(&vdev->srqs, XA_FLAGS_ALLOC1);
 
 	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->local_dma_lkey = 0;
+	/* Not in ib_core's default mask: the rxe provider's doorbell and arm. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
 	vroce_query_init_attrs(vdev);
 	ib_set_device_ops(ibdev, &vroce_dev_ops);
@@ -199,6 +206,10 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 		vroce_net_put(vdev->net);
 	if (vdev->ndev)
 		netdev_put(vdev->ndev, &vdev->ndev_tracker);
+	/* ib_core destroyed every QP and SRQ before calling us. */
+	WARN_ON(!xa_empty(&vdev->qps) || !xa_empty(&vdev->srqs));
+	xa_destroy(&vdev->qps);
+	xa_destroy(&vdev->srqs);
 }
 
 /**

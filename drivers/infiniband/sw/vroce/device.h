@@ -22,6 +22,12 @@
  * @mrs: MRs by key index (mr.c: key layout and lookup rules)
  * @mr_next: next index to try, for cyclic allocation (@mrs' lock)
  * @num_mrs: MRs allocated, bounded by attr.max_mr
+ * @num_cqs: CQs allocated, bounded by attr.max_cq
+ * @num_qps: QPs allocated, bounded by attr.max_qp
+ * @qps: QPs by QPN (allocating xarray; see qp.c for the lookup rules)
+ * @next_qpn: cyclic allocation cursor of @qps
+ * @srqs: SRQs by SRQ number (allocating xarray), bounded by attr.max_srq
+ * @next_srqn: cyclic allocation cursor of @srqs
  */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -37,6 +43,12 @@ struct vroce_dev {
 	struct xarray mrs;
 	u32 mr_next;
 	atomic_t num_mrs;
+	atomic_t num_cqs;
+	atomic_t num_qps;
+	struct xarray qps;
+	u32 next_qpn;
+	struct xarray srqs;
+	u32 next_srqn;
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)

@@ -9,12 +9,16 @@
 #include <rdma/ib_verbs.h>
 #include <uapi/rdma/ib_user_ioctl_verbs.h>
 
+#include "cq.h"
 #include "device.h"
 #include "mr.h"
 #include "ops.h"
 #include "pd.h"
 #include "port.h"
+#include "qp.h"
+#include "queue.h"
 #include "query.h"
+#include "srq.h"
 #include "ucontext.h"
 
 const struct ib_device_ops vroce_dev_ops = {
@@ -25,21 +29,42 @@ const struct ib_device_ops vroce_dev_ops = {
 	.alloc_mr = vroce_alloc_mr,
 	.alloc_pd = vroce_alloc_pd,
 	.alloc_ucontext = vroce_alloc_ucontext,
+	.create_cq = vroce_create_cq,
+	.create_qp = vroce_create_qp,
+	.create_srq = vroce_create_srq,
 	.dealloc_driver = vroce_dev_dealloc,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
 	.dereg_mr = vroce_dereg_mr,
+	.destroy_cq = vroce_destroy_cq,
+	.destroy_qp = vroce_destroy_qp,
+	.destroy_srq = vroce_destroy_srq,
 	.disassociate_ucontext = vroce_disassociate_ucontext,
 	.get_dma_mr = vroce_get_dma_mr,
 	.get_link_layer = vroce_get_link_layer,
 	.get_port_immutable = vroce_get_port_immutable,
 	.map_mr_sg = vroce_map_mr_sg,
+	.mmap = vroce_mmap,
+	.mmap_free = vroce_mmap_free,
+	.modify_qp = vroce_modify_qp,
+	.modify_srq = vroce_modify_srq,
+	.poll_cq = vroce_poll_cq,
+	.post_recv = vroce_post_recv,
+	.post_send = vroce_post_send,
+	.post_srq_recv = vroce_post_srq_recv,
 	.query_device = vroce_query_device,
 	.query_pkey = vroce_query_pkey,
 	.query_port = vroce_query_port,
+	.query_qp = vroce_query_qp,
+	.query_srq = vroce_query_srq,
 	.reg_user_mr = vroce_reg_user_mr,
+	.req_notify_cq = vroce_req_notify_cq,
 	.rereg_user_mr = vroce_rereg_user_mr,
+	.resize_cq = vroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, vroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, vroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, vroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vroce_ucontext, ibuc),
 };

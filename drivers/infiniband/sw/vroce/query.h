@@ -11,6 +11,15 @@ struct vroce_dev;
 #define VROCE_MAX_PD 0x7ff0
 #define VROCE_MAX_MR 0x1000
 #define VROCE_MAX_FAST_REG_PAGES 512
+#define VROCE_MAX_QP 0x4000
+#define VROCE_MAX_QP_WR 0x4000
+#define VROCE_MAX_SGE 32
+#define VROCE_MAX_INLINE 256
+#define VROCE_MAX_CQ 0x4000
+#define VROCE_MAX_CQE 0x7fff
+#define VROCE_MAX_SRQ 0x4000
+#define VROCE_MAX_SRQ_WR 0x4000
+#define VROCE_MAX_RD_ATOM 128
 
 /* query.c APIs: */
 void vroce_query_init_attrs(struct vroce_dev *vdev);

@@ -64,10 +64,15 @@ TEST_F(dev, query_device_is_honest)
 	EXPECT_EQ(attr.node_guid, attr.sys_image_guid);
 	EXPECT_LT(0, attr.max_pd);
 	EXPECT_EQ(1, attr.max_pkeys);
-	EXPECT_EQ(0, attr.max_qp);
-	EXPECT_EQ(0, attr.max_cq);
+	EXPECT_LT(0, attr.max_qp);
+	EXPECT_LT(0, attr.max_qp_wr);
+	EXPECT_LT(0, attr.max_sge);
+	EXPECT_LT(0, attr.max_cq);
+	EXPECT_LT(0, attr.max_cqe);
 	EXPECT_LT(0, attr.max_mr);
-	EXPECT_EQ(0, attr.max_srq);
+	EXPECT_LT(0, attr.max_srq);
+	EXPECT_LT(0, attr.max_srq_wr);
+	EXPECT_NE(0, attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE);
 	EXPECT_EQ(0, attr.max_ah);
 	EXPECT_EQ(0, attr.atomic_cap);
 }
@@ -197,12 +202,16 @@ TEST_F(dev, pd_alloc_dealloc)
 /* Unimplemented verbs fail cleanly instead of pretending. */
 TEST_F(dev, unimplemented_verbs_fail)
 {
-	struct ibv_cq *cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
+	struct ibv_pd *pd = ibv_alloc_pd(self->ctx);
+	struct ibv_mw *mw;
 
-	EXPECT_EQ(NULL, cq);
+	ASSERT_NE(NULL, pd);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	EXPECT_EQ(NULL, mw);
 	EXPECT_EQ(EOPNOTSUPP, errno);
-	if (cq)
-		ibv_destroy_cq(cq);
+	if (mw)
+		ibv_dealloc_mw(mw);
+	EXPECT_EQ(0, ibv_dealloc_pd(pd));
 }
 
 TEST(many_contexts)

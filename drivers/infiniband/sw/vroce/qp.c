@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pairs: creation, destruction, query and lookup by QPN.
+ * Modification and the state machine are in qp_state.c, posting and the
+ * send queue interface of the transport in qp_post.c.
+ *
+ * Locking:
+ * - vroce_qp.state_lock (spinlock, irqsave) protects ->state,
+ *   ->sq_draining, ->attr and ->av. It is never held while a queue lock is
+ *   taken.
+ * - vroce_qp.sq.lock and .rq.lock (spinlocks, irqsave) serialize the
+ *   kernel's side of each ring. CQ locks nest inside them: completions
+ *   (including flushes) are posted with the queue lock held, so a kernel
+ *   consumer must not post to the same QP from its completion handler
+ *   (ib_cq's handlers only schedule polling, which is fine).
+ *
+ * Lifetime (QPN lookup, used by the receive path):
+ * - QPNs come from vroce_dev.qps, an allocating xarray: 1 is the GSI QP,
+ *   0 and 2..15 are never handed out, the rest is allocated cyclically
+ *   below 2^24. The slot is reserved at the start of create_qp and the QP
+ *   is stored in it only once it is complete.
+ * - vroce_qp_get() looks a QP up under rcu_read_lock() and takes a
+ *   reference with refcount_inc_not_zero(); vroce_qp_put() drops it.
+ * - ib_core kfree()s the QP as soon as destroy_qp returns, without an RCU
+ *   grace period. So destroy_qp (1) erases the QPN, (2) waits for an RCU
+ *   grace period, after which no reader can still hold the pointer it
+ *   loaded without a reference, (3) drops the creation reference and
+ *   waits for ->released, i.e. for every reference taken by a lookup, and
+ *   only then (4) frees the rings and returns. Deferred work that uses a
+ *   QP must own a reference, so step 3 waits for it.
+ */
+
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "cq.h"
+#include "device.h"
+#include "qp.h"
+#include "query.h"
+#include "srq.h"
+
+#define VROCE_QPN_GSI 1
+#define VROCE_QPN_MIN 16
+#define VROCE_QPN_MAX 0xffffff
+
+static int vroce_qp_check_caps(struct vroce_dev *vdev,
+			       const struct ib_qp_init_attr *init)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+	const struct ib_device_attr *dattr = &vdev->attr;
+
+	if (cap->max_send_wr > dattr->max_qp_wr ||
+	    cap->max_send_sge > dattr->max_send_sge ||
+	    cap->max_inline_data > VROCE_MAX_INLINE)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > dattr->max_qp_wr ||
+			   cap->max_recv_sge > dattr->max_recv_sge))
+		return -EINVAL;
+	return 0;
+}
+
+static int vroce_qp_check_init(struct vroce_dev *vdev,
+			       const struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (udata && (udata->inlen ||
+		      udata->outlen < sizeof(struct rxe_create_qp_resp)))
+		return -EINVAL;
+	return vroce_qp_check_caps(vdev, init);
+}
+
+static int vroce_qp_init_sq(struct vroce_qp *qp, struct ib_qp_init_attr *init,
+			    struct ib_udata *udata, struct mminfo *mi)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 max_wr = cap->max_send_wr;
+	size_t esize;
+	int err;
+
+	qp->sq.max_sge = cap->max_send_sge;
+	qp->sq.max_inline = cap->max_inline_data;
+	esize = vroce_send_wqe_size(&qp->sq.max_sge, &qp->sq.max_inline);
+	err = vroce_queue_init(&qp->sq.queue, udata, udata ?
+			       VROCE_QUEUE_FROM_USER : VROCE_QUEUE_KERNEL,
+			       &max_wr, esize, mi);
+	if (err)
+		return err;
+	qp->sq.max_wr = max_wr;
+	cap->max_send_wr = max_wr;
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_inline_data = qp->sq.max_inline;
+	return 0;
+}
+
+static int vroce_qp_init_rq(struct vroce_qp *qp, struct ib_qp_init_attr *init,
+			    struct ib_udata *udata, struct mminfo *mi)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 max_wr = cap->max_recv_wr;
+	int err;
+
+	if (init->srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		return 0;
+	}
+	qp->rq.max_sge = max_t(u32, cap->max_recv_sge, 1);
+	err = vroce_queue_init(&qp->rq.queue, udata, udata ?
+			       VROCE_QUEUE_FROM_USER : VROCE_QUEUE_KERNEL,
+			       &max_wr, vroce_recv_wqe_size(qp->rq.max_sge),
+			       mi);
+	if (err)
+		return err;
+	qp->rq.max_wr = max_wr;
+	cap->max_recv_wr = max_wr;
+	cap->max_recv_sge = qp->rq.max_sge;
+	return 0;
+}
+
+static void vroce_qp_setup(struct vroce_qp *qp,
+			   const struct ib_qp_init_attr *init,
+			   struct ib_udata *udata)
+{
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	spin_lock_init(&qp->state_lock);
+	spin_lock_init(&qp->sq.lock);
+	spin_lock_init(&qp->rq.lock);
+	qp->state = IB_QPS_RESET;
+	qp->is_user = udata;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->scq = to_vcq(init->send_cq);
+	qp->rcq = to_vcq(init->recv_cq);
+	qp->srq = init->srq ? to_vsrq(init->srq) : NULL;
+	qp->attr.port_num = 1;
+	qp->attr.path_mtu = IB_MTU_1024;
+	qp->attr.path_mig_state = IB_MIG_MIGRATED;
+}
+
+/* Reserve the QPN; the QP is stored in the slot once it is complete. */
+static int vroce_qp_reserve_qpn(struct vroce_dev *vdev, struct vroce_qp *qp,
+				enum ib_qp_type type)
+{
+	u32 qpn;
+	int err;
+
+	if (type == IB_QPT_GSI) {
+		err = xa_insert(&vdev->qps, VROCE_QPN_GSI, NULL, GFP_KERNEL);
+		qpn = VROCE_QPN_GSI;
+	} else {
+		err = xa_alloc_cyclic(&vdev->qps, &qpn, NULL,
+				      XA_LIMIT(VROCE_QPN_MIN, VROCE_QPN_MAX),
+				      &vdev->next_qpn, GFP_KERNEL);
+	}
+	if (err < 0)
+		return err;
+	qp->ibqp.qp_num = qpn;
+	return 0;
+}
+
+static int vroce_qp_reply(struct vroce_qp *qp, struct ib_udata *udata,
+			  struct rxe_create_qp_resp *resp)
+{
+	if (!udata)
+		return 0;
+	return ib_copy_to_udata(udata, resp, sizeof(*resp));
+}
+
+int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct vroce_dev *vdev = to_vdev(ibqp->device);
+	struct vroce_qp *qp = to_vqp(ibqp);
+	struct rxe_create_qp_resp resp = {};
+	int err;
+
+	err = vroce_qp_check_init(vdev, init, udata);
+	if (err)
+		return err;
+	if (atomic_inc_return(&vdev->num_qps) > vdev->attr.max_qp) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	vroce_qp_setup(qp, init, udata);
+
+	err = vroce_qp_reserve_qpn(vdev, qp, init->qp_type);
+	if (err)
+		goto err_count;
+	err = vroce_qp_init_sq(qp, init, udata, &resp.sq_mi);
+	if (err)
+		goto err_erase_qpn;
+	err = vroce_qp_init_rq(qp, init, udata, &resp.rq_mi);
+	if (err)
+		goto err_cleanup_sq;
+	qp->attr.cap = init->cap;
+	err = vroce_qp_reply(qp, udata, &resp);
+	if (err)
+		goto err_cleanup_rq;
+	err = xa_err(xa_store(&vdev->qps, ibqp->qp_num, qp, GFP_KERNEL));
+	if (err)
+		goto err_cleanup_rq;
+	return 0;
+
+err_cleanup_rq:
+	vroce_queue_cleanup(&qp->rq.queue);
+err_cleanup_sq:
+	vroce_queue_cleanup(&qp->sq.queue);
+err_erase_qpn:
+	xa_erase(&vdev->qps, ibqp->qp_num);
+err_count:
+	atomic_dec(&vdev->num_qps);
+	return err;
+}
+
+/**
+ * vroce_qp_get - find a QP by number and take a reference
+ * @vdev: the device
+ * @qpn: the QP number (the caller masks it to 24 bits)
+ *
+ * Context: any.
+ * Return: the QP, to be released with vroce_qp_put(), or NULL.
+ */
+struct vroce_qp *vroce_qp_get(struct vroce_dev *vdev, u32 qpn)
+{
+	struct vroce_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&vdev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void vroce_qp_put(struct vroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+
+/* Raise an asynchronous event; the consumer's handler may not sleep. */
+void vroce_qp_event(struct vroce_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * WQEs still queued are dropped without completions: the consumer is
+ * destroying the QP, and its CQs may go right after.
+ */
+int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct vroce_dev *vdev = to_vdev(ibqp->device);
+	struct vroce_qp *qp = to_vqp(ibqp);
+
+	xa_erase(&vdev->qps, ibqp->qp_num);
+	synchronize_rcu();
+	vroce_qp_put(qp);
+	wait_for_completion(&qp->released);
+
+	vroce_qp_release_av(qp);
+	vroce_queue_cleanup(&qp->rq.queue);
+	vroce_queue_cleanup(&qp->sq.queue);
+	atomic_dec(&vdev->num_qps);
+	return 0;
+}
+
+int vroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = qp->sq_draining;
+	attr->ah_attr = qp->av.ah;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->port_num = attr->port_num;
+	return 0;
+}

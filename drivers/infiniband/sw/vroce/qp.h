@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _VROCE_QP_H
+#define _VROCE_QP_H
+
+#include <linux/completion.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+#include "wqe.h"
+
+struct vroce_cq;
+struct vroce_dev;
+struct vroce_srq;
+
+/**
+ * struct vroce_av - the primary path, as the transmit path will use it
+ * @ah: the address vector given to modify_qp (RoCE: dmac resolved by
+ *	ib_core); ah.grh.sgid_attr is NULL, @sgid_attr holds the reference
+ * @sgid_attr: the source GID entry (its netdev and RoCE type), held
+ */
+struct vroce_av {
+	struct rdma_ah_attr ah;
+	const struct ib_gid_attr *sgid_attr;
+};
+
+/**
+ * struct vroce_qp - a queue pair
+ * @ibqp: the ib_core QP; ib_core allocates it and kfree()s it as soon as
+ *	destroy_qp returns (see the lifetime rule in qp.c)
+ * @ref: lookup references (vroce_qp_get()); the creator holds one
+ * @released: completed when @ref drops to zero
+ * @state_lock: protects @state, @sq_draining, @attr and @av (irqsave)
+ * @state: the QP state; READ_ONCE() where read without @state_lock
+ * @sq_draining: RTS->SQD entered and send WQEs still in flight
+ * @attr: the attributes last set by modify_qp (and the caps)
+ * @av: the primary address vector (RC, UC)
+ * @sq: the send queue
+ * @rq: the receive queue, unused when @srq is set
+ * @srq: the shared receive queue, or NULL
+ * @scq: the send CQ
+ * @rcq: the receive CQ
+ * @sig_all: every send WQE completes (IB_SIGNAL_ALL_WR)
+ * @is_user: the QP belongs to a user context (rings shared with it)
+ */
+struct vroce_qp {
+	struct ib_qp ibqp;
+	refcount_t ref;
+	struct completion released;
+	spinlock_t state_lock; /* see qp.c */
+	enum ib_qp_state state;
+	bool sq_draining;
+	struct ib_qp_attr attr;
+	struct vroce_av av;
+	struct vroce_wq sq;
+	struct vroce_wq rq;
+	struct vroce_srq *srq;
+	struct vroce_cq *scq;
+	struct vroce_cq *rcq;
+	bool sig_all;
+	bool is_user;
+};
+
+static inline struct vroce_qp *to_vqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct vroce_qp, ibqp);
+}
+
+/* qp.c APIs: */
+int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int vroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+struct vroce_qp *vroce_qp_get(struct vroce_dev *vdev, u32 qpn);
+void vroce_qp_put(struct vroce_qp *qp);
+void vroce_qp_event(struct vroce_qp *qp, enum ib_event_type type);
+
+/* qp_state.c APIs: */
+int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+void vroce_qp_error(struct vroce_qp *qp);
+void vroce_qp_flush_sq(struct vroce_qp *qp);
+void vroce_qp_flush_rq(struct vroce_qp *qp);
+void vroce_qp_release_av(struct vroce_qp *qp);
+
+/* qp_post.c APIs: */
+int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int vroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+int vroce_sq_peek(struct vroce_qp *qp, struct rxe_send_wqe *wqe);
+void vroce_sq_advance(struct vroce_qp *qp);
+
+#endif /* _VROCE_QP_H */

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Posting work requests, and the send queue interface of the transport.
+ *
+ * Kernel QPs: post_send/post_recv copy ib_send_wr/ib_recv_wr into the
+ * kernel rings in the rxe WQE layout. User QPs: the rxe provider writes
+ * WQEs into the shared rings itself and rings the doorbell with a
+ * POST_SEND command that carries no WR (DESIGN D2); receives need no
+ * doorbell.
+ *
+ * A send WQE is only trusted after vroce_sq_peek() copied it out of the
+ * ring and checked it (opcode allowed for the QP type, SGE count, inline
+ * length). The transport consumes the send queue in order with
+ * vroce_sq_peek() and vroce_sq_advance(). Until it exists, WQEs posted in
+ * RTS stay queued; the doorbell checks the WQE at the head so a bad one
+ * completes at once with IB_WC_LOC_QP_OP_ERR and moves the QP to ERR.
+ *
+ * Posting in ERR is allowed and flushes at once. User receives posted in
+ * ERR (no doorbell) are flushed by the next send doorbell or modify to ERR.
+ *
+ * Locking: see qp.c.
+ */
+
+#include "cq.h"
+#include "qp.h"
+#include "query.h"
+
+#define VROCE_WR_BASIC (BIT_ULL(IB_WR_SEND) | BIT_ULL(IB_WR_SEND_WITH_IMM))
+#define VROCE_WR_UC (VROCE_WR_BASIC | BIT_ULL(IB_WR_RDMA_WRITE) | \
+		     BIT_ULL(IB_WR_RDMA_WRITE_WITH_IMM) | \
+		     BIT_ULL(IB_WR_SEND_WITH_INV) | BIT_ULL(IB_WR_LOCAL_INV))
+#define VROCE_WR_RC (VROCE_WR_UC | BIT_ULL(IB_WR_RDMA_READ) | \
+		     BIT_ULL(IB_WR_ATOMIC_CMP_AND_SWP) | \
+		     BIT_ULL(IB_WR_ATOMIC_FETCH_AND_ADD))
+
+/* Opcodes below 64 a QP type accepts; REG_MR (kernel) and BIND_MW (user)
+ * are handled in vroce_wr_opcode_ok().
+ */
+static const u64 vroce_wr_opcodes[] = {
+	[IB_QPT_GSI] = VROCE_WR_BASIC,
+	[IB_QPT_RC] = VROCE_WR_RC,
+	[IB_QPT_UC] = VROCE_WR_UC,
+	[IB_QPT_UD] = VROCE_WR_BASIC,
+};
+
+static bool vroce_wr_opcode_ok(const struct vroce_qp *qp, u32 opcode)
+{
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	bool connected = type == IB_QPT_RC || type == IB_QPT_UC;
+
+	if (opcode == IB_WR_REG_MR)
+		return connected && !qp->is_user;
+	if (opcode == IB_WR_BIND_MW)
+		return connected && qp->is_user;
+	if (type >= ARRAY_SIZE(vroce_wr_opcodes) || opcode >= 64)
+		return false;
+	return vroce_wr_opcodes[type] & BIT_ULL(opcode);
+}
+
+static bool vroce_qp_can_send(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTS || state == IB_QPS_SQD ||
+	       state == IB_QPS_SQE || state == IB_QPS_ERR;
+}
+
+/**
+ * vroce_sq_peek - copy and check the send WQE at the head of the SQ
+ * @qp: the QP; the caller holds qp->sq.lock
+ * @wqe: gets the WQE header; SGEs or inline data stay in the ring, at most
+ *	wqe->dma.num_sge of them (checked against the ring's element size)
+ *
+ * Return: 0 with a checked @wqe, -ENOENT if the SQ is empty, -EINVAL if the
+ * WQE is malformed (complete it with IB_WC_LOC_QP_OP_ERR, then
+ * vroce_sq_advance()).
+ */
+int vroce_sq_peek(struct vroce_qp *qp, struct rxe_send_wqe *wqe)
+{
+	struct vroce_queue *q = &qp->sq.queue;
+
+	lockdep_assert_held(&qp->sq.lock);
+
+	vroce_queue_sync(q);
+	if (vroce_queue_empty(q))
+		return -ENOENT;
+	memcpy(wqe, vroce_queue_consumer_addr(q), sizeof(*wqe));
+	if (!vroce_wr_opcode_ok(qp, wqe->wr.opcode))
+		return -EINVAL;
+	if (wqe->wr.send_flags & IB_SEND_INLINE)
+		return wqe->dma.length > qp->sq.max_inline ? -EINVAL : 0;
+	return wqe->dma.num_sge > qp->sq.max_sge ? -EINVAL : 0;
+}
+
+/**
+ * vroce_sq_advance - the WQE at the head of the SQ is done with
+ * @qp: the QP; the caller holds qp->sq.lock
+ */
+void vroce_sq_advance(struct vroce_qp *qp)
+{
+	lockdep_assert_held(&qp->sq.lock);
+	vroce_queue_advance_consumer(&qp->sq.queue);
+}
+
+/* Doorbell in RTS: a malformed WQE at the head fails the QP now. */
+static void vroce_sq_check_head(struct vroce_qp *qp)
+{
+	struct ib_wc wc = {
+		.status = IB_WC_LOC_QP_OP_ERR,
+		.qp = &qp->ibqp,
+	};
+	struct rxe_send_wqe wqe;
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	err = vroce_sq_peek(qp, &wqe);
+	if (err == -EINVAL) {
+		wc.wr_id = wqe.wr.wr_id;
+		wc.opcode = vroce_wr_to_wc_opcode(wqe.wr.opcode);
+		vroce_sq_advance(qp);
+		vroce_cq_post(qp->scq, &wc, false);
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (err == -EINVAL)
+		vroce_qp_error(qp);
+}
+
+static int vroce_user_doorbell(struct vroce_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (!vroce_qp_can_send(state))
+		return -EINVAL;
+	if (state == IB_QPS_ERR) {
+		vroce_qp_flush_sq(qp);
+		vroce_qp_flush_rq(qp);
+	} else if (state == IB_QPS_RTS) {
+		vroce_sq_check_head(qp);
+	}
+	return 0;
+}
+
+static int vroce_send_wr_check(struct vroce_qp *qp,
+			       const struct ib_send_wr *wr, u32 *len)
+{
+	int i;
+
+	if (!vroce_wr_opcode_ok(qp, wr->opcode) || wr->num_sge < 0 ||
+	    wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	*len = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (check_add_overflow(*len, wr->sg_list[i].length, len))
+			return -EINVAL;
+	}
+	if ((wr->send_flags & IB_SEND_INLINE) && *len > qp->sq.max_inline)
+		return -EINVAL;
+	return 0;
+}
+
+static void vroce_send_wr_fill(struct rxe_send_wr *swr,
+			       const struct ib_send_wr *wr)
+{
+	swr->wr_id = wr->wr_id;
+	swr->opcode = wr->opcode;
+	swr->send_flags = wr->send_flags;
+	swr->ex.imm_data = wr->ex.imm_data;
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		swr->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		swr->wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		swr->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		swr->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		swr->wr.atomic.swap = atomic_wr(wr)->swap;
+		swr->wr.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	case IB_WR_LOCAL_INV:
+	case IB_WR_SEND_WITH_INV:
+		swr->ex.invalidate_rkey = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_REG_MR:
+		swr->wr.reg.mr = reg_wr(wr)->mr;
+		swr->wr.reg.key = reg_wr(wr)->key;
+		swr->wr.reg.access = reg_wr(wr)->access;
+		break;
+	default:
+		break;
+	}
+}
+
+static void vroce_send_wqe_fill(struct vroce_qp *qp, struct rxe_send_wqe *wqe,
+				const struct ib_send_wr *wr, u32 len)
+{
+	u8 *inline_data = wqe->dma.inline_data;
+	int i;
+
+	memset(wqe, 0, sizeof(*wqe));
+	vroce_send_wr_fill(&wqe->wr, wr);
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		wqe->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		wqe->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+		wqe->wr.wr.ud.pkey_index = ud_wr(wr)->pkey_index;
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (wr->send_flags & IB_SEND_INLINE) {
+			memcpy(inline_data, (void *)(uintptr_t)sge->addr,
+			       sge->length);
+			inline_data += sge->length;
+		} else {
+			wqe->dma.sge[i].addr = sge->addr;
+			wqe->dma.sge[i].length = sge->length;
+			wqe->dma.sge[i].lkey = sge->lkey;
+		}
+	}
+	if (wr->opcode == IB_WR_RDMA_WRITE ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_READ)
+		wqe->iova = rdma_wr(wr)->remote_addr;
+	else if (wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		 wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		wqe->iova = atomic_wr(wr)->remote_addr;
+	wqe->dma.length = len;
+	wqe->dma.resid = len;
+	wqe->dma.num_sge = wr->num_sge;
+}
+
+static int vroce_post_send_one(struct vroce_qp *qp,
+			       const struct ib_send_wr *wr)
+{
+	u32 len;
+	int err;
+
+	lockdep_assert_held(&qp->sq.lock);
+
+	err = vroce_send_wr_check(qp, wr, &len);
+	if (err)
+		return err;
+	if (vroce_queue_full(&qp->sq.queue))
+		return -ENOMEM;
+	vroce_send_wqe_fill(qp, vroce_queue_producer_addr(&qp->sq.queue), wr,
+			    len);
+	vroce_queue_advance_producer(&qp->sq.queue);
+	return 0;
+}
+
+int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+	enum ib_qp_state state;
+	unsigned long flags;
+	int err = 0;
+
+	if (qp->is_user) {
+		/* User QPs post through the ring; the command is a doorbell. */
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		return vroce_user_doorbell(qp);
+	}
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	state = READ_ONCE(qp->state);
+	if (!vroce_qp_can_send(state)) {
+		err = -EINVAL;
+		*bad_wr = wr;
+	}
+	for (; wr && !err; wr = wr->next) {
+		err = vroce_post_send_one(qp, wr);
+		if (err)
+			*bad_wr = wr;
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+
+	if (state == IB_QPS_ERR)
+		vroce_qp_flush_sq(qp);
+	return err;
+}
+
+int vroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+	enum ib_qp_state state;
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	state = READ_ONCE(qp->state);
+	if (qp->is_user || qp->srq || state == IB_QPS_RESET) {
+		err = -EINVAL;
+		*bad_wr = wr;
+	}
+	for (; wr && !err; wr = wr->next) {
+		err = vroce_recv_wqe_post(&qp->rq, wr);
+		if (err)
+			*bad_wr = wr;
+	}
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+
+	if (state == IB_QPS_ERR)
+		vroce_qp_flush_rq(qp);
+	return err;
+}
