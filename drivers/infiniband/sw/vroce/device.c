@@ -28,6 +28,8 @@
 #include <net/addrconf.h>
 
 #include "compat.h"
+#include "counters.h"
+#include "debugfs.h"
 #include "device.h"
 #include "mr.h"
 #include "net.h"
@@ -61,6 +63,7 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 	atomic_set(&vdev->num_qps, 0);
 	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&vdev->srqs, XA_FLAGS_ALLOC1);
+	vroce_counters_init(&vdev->counters);
 
 	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;
@@ -108,6 +111,7 @@ static void vroce_dev_mark_registered(struct vroce_dev *vdev)
 		return;
 	}
 	vdev->registered = true;
+	vroce_debugfs_dev_add(vdev);
 	gone = vdev->ndev_gone;
 	mutex_unlock(&vroce_devs_lock);
 
@@ -202,6 +206,8 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 	mutex_unlock(&vroce_devs_lock);
 
 	vroce_mr_dev_uninit(vdev);
+	/* Off the list: vroce_dev_mark_registered() won't create it any more. */
+	vroce_debugfs_dev_del(vdev);
 	if (vdev->net)
 		vroce_net_put(vdev->net);
 	if (vdev->ndev)

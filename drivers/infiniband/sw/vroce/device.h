@@ -7,6 +7,8 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "counters.h"
+
 /**
  * struct vroce_dev - one virtual RNIC, bound to one Ethernet netdev
  * @ibdev: the ib_core device; ib_core allocates and frees the container
@@ -28,6 +30,8 @@
  * @next_qpn: cyclic allocation cursor of @qps
  * @srqs: SRQs by SRQ number (allocating xarray), bounded by attr.max_srq
  * @next_srqn: cyclic allocation cursor of @srqs
+ * @counters: hw counters (counters.c)
+ * @debugfs: the device's debugfs directory (vroce_devs_lock), or NULL
  */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -49,6 +53,8 @@ struct vroce_dev {
 	u32 next_qpn;
 	struct xarray srqs;
 	u32 next_srqn;
+	struct vroce_counters counters;
+	struct dentry *debugfs;
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)

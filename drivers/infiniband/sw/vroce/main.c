@@ -6,8 +6,10 @@
  * Module load order, and unload in reverse:
  *  1. namespaces (claims UDP 4791 in init_net: refuses to load next to
  *     rdma_rxe, which shares our driver id);
- *  2. the netdev notifier;
- *  3. the "vroce" rdma link type, after which users can create devices.
+ *  2. the debugfs root (never fails the load);
+ *  3. the RoCEv1 packet handler (drops everything until a device exists);
+ *  4. the netdev notifier;
+ *  5. the "vroce" rdma link type, after which users can create devices.
  * Unload first stops device creation (rdma_link_unregister() waits for
  * running newlink calls), then unregisters every device, then the rest.
  */
@@ -16,10 +18,12 @@
 #include <rdma/rdma_netlink.h>
 #include <uapi/rdma/vroce.h>
 
+#include "debugfs.h"
 #include "device.h"
 #include "mr_copy.h"
 #include "net.h"
 #include "netdev.h"
+#include "rx.h"
 
 static int vroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -43,15 +47,20 @@ static int __init vroce_init(void)
 	if (err)
 		return err;
 
+	vroce_debugfs_init();
+	vroce_rx_init();
+
 	err = vroce_netdev_init();
 	if (err)
-		goto err_net;
+		goto err_rx;
 
 	rdma_link_register(&vroce_link_ops);
 	pr_info("loaded\n");
 	return 0;
 
-err_net:
+err_rx:
+	vroce_rx_exit();
+	vroce_debugfs_exit();
 	vroce_net_exit();
 	return err;
 }
@@ -61,6 +70,8 @@ static void __exit vroce_exit(void)
 	rdma_link_unregister(&vroce_link_ops);
 	vroce_dev_remove_all();
 	vroce_netdev_exit();
+	vroce_rx_exit();
+	vroce_debugfs_exit();
 	vroce_net_exit();
 	pr_info("unloaded\n");
 }

@@ -29,6 +29,7 @@
 #include <net/udp_tunnel.h>
 
 #include "net.h"
+#include "rx.h"
 
 struct vroce_net {
 	struct socket *sock4;
@@ -45,13 +46,10 @@ static struct vroce_net *vroce_net(struct net *net)
 	return net_generic(net, vroce_net_id);
 }
 
-/*
- * No transport is attached yet: RoCEv2 datagrams are consumed and dropped
- * here so that the host UDP stack does not answer them with ICMP errors.
- */
+/* RoCEv2 datagrams are always consumed: the host UDP stack never sees them. */
 static int vroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
-	kfree_skb(skb);
+	vroce_rx_v2(skb);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <uapi/rdma/ib_user_ioctl_verbs.h>
 
 #include "cq.h"
+#include "counters.h"
 #include "device.h"
 #include "mr.h"
 #include "ops.h"
@@ -26,6 +27,7 @@ const struct ib_device_ops vroce_dev_ops = {
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = VROCE_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = vroce_alloc_hw_port_stats,
 	.alloc_mr = vroce_alloc_mr,
 	.alloc_pd = vroce_alloc_pd,
 	.alloc_ucontext = vroce_alloc_ucontext,
@@ -41,6 +43,7 @@ const struct ib_device_ops vroce_dev_ops = {
 	.destroy_srq = vroce_destroy_srq,
 	.disassociate_ucontext = vroce_disassociate_ucontext,
 	.get_dma_mr = vroce_get_dma_mr,
+	.get_hw_stats = vroce_get_hw_stats,
 	.get_link_layer = vroce_get_link_layer,
 	.get_port_immutable = vroce_get_port_immutable,
 	.map_mr_sg = vroce_map_mr_sg,

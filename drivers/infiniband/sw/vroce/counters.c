@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-device counters, exposed as ib_core port hw_stats ("rdma statistic
+ * show link DEV/1", /sys/class/infiniband/DEV/ports/1/hw_counters/).
+ *
+ * Names: mlx5's where the meaning is the same (SPEC.md §6), rdma_rxe's for
+ * the packet totals (sent_pkts, rcvd_pkts, send_err), and vroce's own,
+ * shaped like rxe's, for receive checks neither driver counts separately.
+ * Bytes count the packet from its L3 header (GRH, IPv4 or IPv6) through the
+ * ICRC: no Ethernet header, VLAN tag or FCS.
+ *
+ * Counters are atomic64_t in the device, updated without a lock from the
+ * transmit path (process or softirq context) and the receive path
+ * (softirq). They start at zero when the device is created and are never
+ * reset.
+ */
+
+#include <linux/build_bug.h>
+#include <rdma/ib_verbs.h>
+
+#include "counters.h"
+#include "device.h"
+
+static const struct rdma_stat_desc vroce_counter_descs[] = {
+	[VROCE_CNT_SENT_PKTS].name = "sent_pkts",
+	[VROCE_CNT_SENT_BYTES].name = "sent_bytes",
+	[VROCE_CNT_SEND_ERR].name = "send_err",
+	[VROCE_CNT_RCVD_PKTS].name = "rcvd_pkts",
+	[VROCE_CNT_RCVD_BYTES].name = "rcvd_bytes",
+	[VROCE_CNT_RX_ICRC_ERR].name = "rx_icrc_encapsulated",
+	[VROCE_CNT_RCVD_MALFORMED].name = "rcvd_malformed",
+	[VROCE_CNT_RCVD_TVER_ERR].name = "rcvd_tver_err",
+	[VROCE_CNT_RCVD_OPCODE_ERR].name = "rcvd_opcode_err",
+	[VROCE_CNT_RCVD_PKEY_ERR].name = "rcvd_pkey_err",
+	[VROCE_CNT_RCVD_NO_QP].name = "rcvd_no_qp",
+};
+
+void vroce_counters_init(struct vroce_counters *c)
+{
+	int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(vroce_counter_descs) != VROCE_NUM_COUNTERS);
+	for (i = 0; i < VROCE_NUM_COUNTERS; i++)
+		atomic64_set(&c->val[i], 0);
+}
+
+struct rdma_hw_stats *vroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(vroce_counter_descs,
+					  ARRAY_SIZE(vroce_counter_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int vroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port_num, int index)
+{
+	struct vroce_counters *c = &to_vdev(ibdev)->counters;
+	int i;
+
+	for (i = 0; i < VROCE_NUM_COUNTERS; i++)
+		stats->value[i] = atomic64_read(&c->val[i]);
+	return VROCE_NUM_COUNTERS;
+}

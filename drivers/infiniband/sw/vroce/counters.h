@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _VROCE_COUNTERS_H
+#define _VROCE_COUNTERS_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+
+struct ib_device;
+struct rdma_hw_stats;
+
+/* The device's hardware counters, shown by "rdma statistic show link DEV/1". */
+enum vroce_counter {
+	VROCE_CNT_SENT_PKTS,
+	VROCE_CNT_SENT_BYTES,
+	VROCE_CNT_SEND_ERR,
+	VROCE_CNT_RCVD_PKTS,
+	VROCE_CNT_RCVD_BYTES,
+	VROCE_CNT_RX_ICRC_ERR,
+	VROCE_CNT_RCVD_MALFORMED,
+	VROCE_CNT_RCVD_TVER_ERR,
+	VROCE_CNT_RCVD_OPCODE_ERR,
+	VROCE_CNT_RCVD_PKEY_ERR,
+	VROCE_CNT_RCVD_NO_QP,
+	VROCE_NUM_COUNTERS
+};
+
+/**
+ * struct vroce_counters - the counters of one device
+ * @val: one atomic64 per enum vroce_counter; updated from any context
+ *       without a lock, read one at a time (no snapshot across counters)
+ */
+struct vroce_counters {
+	atomic64_t val[VROCE_NUM_COUNTERS];
+};
+
+static inline void vroce_counter_add(struct vroce_counters *c,
+				     enum vroce_counter idx, u64 n)
+{
+	atomic64_add(n, &c->val[idx]);
+}
+
+static inline void vroce_counter_inc(struct vroce_counters *c,
+				     enum vroce_counter idx)
+{
+	atomic64_inc(&c->val[idx]);
+}
+
+/* counters.c APIs: */
+void vroce_counters_init(struct vroce_counters *c);
+struct rdma_hw_stats *vroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num);
+int vroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port_num, int index);
+
+#endif /* _VROCE_COUNTERS_H */

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive: find the device a RoCE packet arrived for, validate the packet
+ * and hand it to the transport (DESIGN D5).
+ *
+ * RoCEv2 datagrams come from the per-namespace UDP socket (net.c) with
+ * skb->data at the UDP header; RoCEv1 frames from a packet_type handler
+ * for ethertype 0x8915 with skb->data at the GRH. Both run in softirq
+ * context under rcu_read_lock().
+ *
+ * Device lookup and lifetime: skb->dev is the netdev the packet arrived on.
+ * The device is the vroce device bound to it or, for an upper device (VLAN,
+ * macvlan, bond), bound to one of its lower devices. ib_device_get_by_netdev()
+ * finds it in ib_core's RCU netdev table and takes a registration reference
+ * (ib_device_try_get()) that is dropped with ib_device_put() before the
+ * handler returns; ib_unregister_device() waits for that reference, so the
+ * device and its counters stay valid while a packet is being processed,
+ * and a device that is being unregistered gets no new packets. The device
+ * is checked to be ours (its dealloc_driver) because rdma_rxe shares the
+ * driver id (DESIGN D3).
+ *
+ * Validation, in this order, every failure counted once and dropped:
+ *  1. the packet holds a BTH and an ICRC, lengths agree with the UDP length
+ *     or the GRH payload length, GRH version 6 and next header BTH
+ *     (rcvd_malformed);
+ *  2. the ICRC (rx_icrc_encapsulated): a corrupted packet is counted as
+ *     corrupted whatever its corrupted headers say;
+ *  3. BTH TVer 0 (rcvd_tver_err);
+ *  4. an opcode vroce knows (rcvd_opcode_err);
+ *  5. extension headers, pad and payload fit the opcode (rcvd_malformed);
+ *  6. the default P_Key, full or limited member (rcvd_pkey_err).
+ * A packet that passes counts in rcvd_pkts/rcvd_bytes and is demultiplexed
+ * by BTH.DestQP.
+ */
+
+#include <linux/if_ether.h>
+#include <linux/ipv6.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <rdma/ib_verbs.h>
+
+#include "counters.h"
+#include "device.h"
+#include "icrc.h"
+#include "opcode.h"
+#include "pkt.h"
+#include "rx.h"
+
+/**
+ * struct vroce_rx_pkt - a received packet being validated
+ * @vdev: the device it arrived for
+ * @type: its framing
+ * @l3: its GRH or IP header
+ * @bth: its BTH
+ * @roce_len: bytes from the BTH through the ICRC
+ * @op: its opcode, once known
+ * @paylen: payload bytes without pad, once known
+ */
+struct vroce_rx_pkt {
+	struct vroce_dev *vdev;
+	enum vroce_net_type type;
+	const u8 *l3;
+	const struct vroce_bth *bth;
+	unsigned int roce_len;
+	const struct vroce_opcode_info *op;
+	unsigned int paylen;
+};
+
+static struct vroce_dev *vroce_rx_dev_get(struct net_device *ndev)
+{
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE);
+	if (!ibdev)
+		return NULL;
+	if (ibdev->ops.dealloc_driver != vroce_dev_dealloc) {
+		ib_device_put(ibdev);
+		return NULL;
+	}
+	return to_vdev(ibdev);
+}
+
+static int vroce_rx_lower_dev(struct net_device *lower,
+			      struct netdev_nested_priv *priv)
+{
+	struct vroce_dev **vdevp = priv->data;
+
+	*vdevp = vroce_rx_dev_get(lower);
+	return *vdevp ? 1 : 0;
+}
+
+/* Return: the device with a reference (ib_device_put()), or NULL. */
+static struct vroce_dev *vroce_rx_find_dev(struct net_device *ndev)
+{
+	struct vroce_dev *vdev = vroce_rx_dev_get(ndev);
+	struct netdev_nested_priv priv = { .data = &vdev };
+
+	if (!vdev) {
+		rcu_read_lock();
+		netdev_walk_all_lower_dev_rcu(ndev, vroce_rx_lower_dev, &priv);
+		rcu_read_unlock();
+	}
+	return vdev;
+}
+
+static void vroce_rx_count(struct vroce_rx_pkt *pkt, enum vroce_counter idx)
+{
+	vroce_counter_inc(&pkt->vdev->counters, idx);
+}
+
+static bool vroce_rx_icrc_ok(const struct vroce_rx_pkt *pkt)
+{
+	const u8 *end = (const u8 *)pkt->bth + pkt->roce_len;
+	__le32 wire;
+
+	memcpy(&wire, end - VROCE_ICRC_BYTES, sizeof(wire));
+	return le32_to_cpu(wire) ==
+	       vroce_icrc(pkt->type, pkt->l3, end - VROCE_ICRC_BYTES - pkt->l3);
+}
+
+/* Extension headers, pad and payload against the opcode. */
+static bool vroce_rx_lengths_ok(struct vroce_rx_pkt *pkt)
+{
+	unsigned int body = pkt->roce_len - VROCE_BTH_BYTES - VROCE_ICRC_BYTES;
+	unsigned int pad = vroce_bth_pad(pkt->bth);
+	unsigned int rest;
+
+	if (body < vroce_opcode_hdr_len(pkt->op))
+		return false;
+	rest = body - vroce_opcode_hdr_len(pkt->op);
+	if (rest && !(pkt->op->flags & VROCE_OP_PAYLOAD))
+		return false;
+	if (rest % VROCE_PAD_ALIGN || pad > rest)
+		return false;
+	pkt->paylen = rest - pad;
+	return true;
+}
+
+static bool vroce_rx_pkey_ok(const struct vroce_bth *bth)
+{
+	u16 pkey = ntohs(bth->pkey);
+
+	return (pkey & VROCE_PKEY_KEY_MASK) ==
+	       (VROCE_DEFAULT_PKEY & VROCE_PKEY_KEY_MASK);
+}
+
+/*
+ * The transport attaches here: find the QP by BTH.DestQP. No receive
+ * transport exists yet, so every valid packet is counted in rcvd_no_qp and
+ * dropped.
+ */
+static void vroce_rx_demux(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
+{
+	vroce_rx_count(pkt, VROCE_CNT_RCVD_NO_QP);
+	kfree_skb(skb);
+}
+
+/* Steps 2-6 of the validation, then the demux. Consumes @skb. */
+static void vroce_rx_roce(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
+{
+	enum vroce_counter err;
+
+	if (!vroce_rx_icrc_ok(pkt)) {
+		err = VROCE_CNT_RX_ICRC_ERR;
+		goto drop;
+	}
+	if (vroce_bth_tver(pkt->bth) != VROCE_BTH_TVER) {
+		err = VROCE_CNT_RCVD_TVER_ERR;
+		goto drop;
+	}
+	pkt->op = vroce_opcode(pkt->bth->opcode);
+	if (!pkt->op) {
+		err = VROCE_CNT_RCVD_OPCODE_ERR;
+		goto drop;
+	}
+	if (!vroce_rx_lengths_ok(pkt)) {
+		err = VROCE_CNT_RCVD_MALFORMED;
+		goto drop;
+	}
+	if (!vroce_rx_pkey_ok(pkt->bth)) {
+		err = VROCE_CNT_RCVD_PKEY_ERR;
+		goto drop;
+	}
+
+	vroce_rx_count(pkt, VROCE_CNT_RCVD_PKTS);
+	vroce_counter_add(&pkt->vdev->counters, VROCE_CNT_RCVD_BYTES,
+			  (const u8 *)pkt->bth + pkt->roce_len - pkt->l3);
+	vroce_rx_demux(pkt, skb);
+	return;
+
+drop:
+	vroce_rx_count(pkt, err);
+	kfree_skb(skb);
+}
+
+/* RoCEv2: skb->data is at the UDP header; the UDP stack checked its length. */
+static bool vroce_rx_v2_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
+{
+	const struct udphdr *udph = (const struct udphdr *)skb->data;
+	unsigned int l3_len = skb->data - skb_network_header(skb);
+
+	pkt->type = skb->protocol == htons(ETH_P_IP) ? VROCE_NET_V2_IPV4 :
+						       VROCE_NET_V2_IPV6;
+	/* The ICRC covers a plain IPv6 header: extension headers don't fit it. */
+	if (pkt->type == VROCE_NET_V2_IPV6 && l3_len != sizeof(struct ipv6hdr))
+		return false;
+	if (skb->len < sizeof(*udph) + VROCE_BTH_BYTES + VROCE_ICRC_BYTES ||
+	    ntohs(udph->len) != skb->len)
+		return false;
+	pkt->l3 = skb_network_header(skb);
+	pkt->bth = (const struct vroce_bth *)(udph + 1);
+	pkt->roce_len = skb->len - sizeof(*udph);
+	return true;
+}
+
+/**
+ * vroce_rx_v2 - receive a RoCEv2 datagram
+ * @skb: the datagram, skb->data at its UDP header; consumed
+ *
+ * Context: softirq (the UDP tunnel socket's encap_rcv).
+ */
+void vroce_rx_v2(struct sk_buff *skb)
+{
+	struct vroce_rx_pkt pkt = {};
+
+	pkt.vdev = vroce_rx_find_dev(skb->dev);
+	if (!pkt.vdev) {
+		kfree_skb(skb);
+		return;
+	}
+	if (skb_linearize(skb)) {
+		kfree_skb(skb);
+	} else if (!vroce_rx_v2_frame(&pkt, skb)) {
+		vroce_rx_count(&pkt, VROCE_CNT_RCVD_MALFORMED);
+		kfree_skb(skb);
+	} else {
+		vroce_rx_roce(&pkt, skb);
+	}
+	ib_device_put(&pkt.vdev->ibdev);
+}
+
+/* RoCEv1: skb->data is at the GRH; trailing Ethernet padding is allowed. */
+static bool vroce_rx_v1_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
+{
+	const struct vroce_grh *grh = (const struct vroce_grh *)skb->data;
+	unsigned int paylen;
+
+	if (skb->len < VROCE_GRH_BYTES + VROCE_BTH_BYTES + VROCE_ICRC_BYTES)
+		return false;
+	paylen = ntohs(grh->paylen);
+	if (vroce_grh_ver(grh) != VROCE_GRH_IPVER ||
+	    grh->next_hdr != VROCE_GRH_NEXT_HDR_BTH ||
+	    paylen < VROCE_BTH_BYTES + VROCE_ICRC_BYTES ||
+	    paylen > skb->len - VROCE_GRH_BYTES)
+		return false;
+	pkt->type = VROCE_NET_V1;
+	pkt->l3 = skb->data;
+	pkt->bth = (const struct vroce_bth *)(grh + 1);
+	pkt->roce_len = paylen;
+	return true;
+}
+
+static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
+		       struct packet_type *pt, struct net_device *orig_dev)
+{
+	struct vroce_rx_pkt pkt = {};
+
+	if (skb->pkt_type == PACKET_OTHERHOST)
+		goto drop;
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return NET_RX_DROP;
+	pkt.vdev = vroce_rx_find_dev(skb->dev);
+	if (!pkt.vdev)
+		goto drop;
+
+	if (skb_linearize(skb)) {
+		kfree_skb(skb);
+	} else if (!vroce_rx_v1_frame(&pkt, skb)) {
+		vroce_rx_count(&pkt, VROCE_CNT_RCVD_MALFORMED);
+		kfree_skb(skb);
+	} else {
+		vroce_rx_roce(&pkt, skb);
+	}
+	ib_device_put(&pkt.vdev->ibdev);
+	return NET_RX_SUCCESS;
+
+drop:
+	kfree_skb(skb);
+	return NET_RX_DROP;
+}
+
+static struct packet_type vroce_rx_v1_ptype = {
+	.type = cpu_to_be16(ETH_P_IBOE),
+	.func = vroce_rx_v1,
+};
+
+/* Start receiving RoCEv1 frames, on every netdev of every namespace. */
+void vroce_rx_init(void)
+{
+	dev_add_pack(&vroce_rx_v1_ptype);
+}
+
+/* Stop receiving RoCEv1 frames; returns once no handler runs any more. */
+void vroce_rx_exit(void)
+{
+	dev_remove_pack(&vroce_rx_v1_ptype);
+}

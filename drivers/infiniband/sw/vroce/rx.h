@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _VROCE_RX_H
+#define _VROCE_RX_H
+
+struct sk_buff;
+
+/* rx.c APIs: */
+void vroce_rx_v2(struct sk_buff *skb);
+void vroce_rx_init(void);
+void vroce_rx_exit(void);
+
+#endif /* _VROCE_RX_H */

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Transmit: build a whole RoCE frame and hand it to the netdev (DESIGN D4).
+ *
+ * The frame is Ethernet (written by the netdev's header_ops, so a VLAN
+ * netdev adds its tag), then either the GRH (RoCEv1, ethertype 0x8915) or
+ * IPv4/IPv6 and UDP to port 4791 (RoCEv2), then the BTH, the extension
+ * headers the opcode calls for, the payload, the pad to 4 bytes and the
+ * ICRC. The host IP stack does not route it: the destination MAC comes
+ * from the caller (the address handle) and the frame goes out through
+ * dev_queue_xmit() on the source GID's netdev.
+ *
+ * IPv4 gets DF, TOS = traffic class, TTL = hop limit, an IP ID from
+ * __ip_select_ident() and a UDP checksum of 0 (allowed for IPv4 and sent by
+ * rdma_rxe and hardware). IPv6 gets traffic class, flow label and hop limit
+ * and a computed UDP checksum: RFC 8200 forbids a zero UDP checksum over
+ * IPv6 outside of tunnels that opted in, and receivers (Linux included)
+ * drop such datagrams unless they opted in too.
+ *
+ * skb->priority is the SL's low 3 bits (D9): a VLAN egress-qos-map then
+ * sets the PCP and mqprio/DCB on the lower device picks the traffic class.
+ * The DSCP is traffic_class >> 2 by construction of the TOS byte.
+ *
+ * Context: any context that may call dev_queue_xmit() (process or softirq,
+ * not hard irq); @gfp must suit it. The caller holds @pi->sgid_attr; the
+ * netdev is held from lookup until the frame is queued.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+
+#include "counters.h"
+#include "device.h"
+#include "icrc.h"
+#include "net.h"
+#include "opcode.h"
+#include "tx.h"
+
+/* Sizes of the frame being built. */
+struct vroce_tx_layout {
+	enum vroce_net_type type;
+	unsigned int l3_len;	/* GRH, IPv4 or IPv6 header */
+	unsigned int udp_len;	/* 0 or 8 */
+	unsigned int roce_len;	/* BTH through ICRC */
+	unsigned int pad;
+};
+
+static int vroce_tx_net_type(const struct ib_gid_attr *attr,
+			     enum vroce_net_type *type)
+{
+	switch (rdma_gid_attr_network_type(attr)) {
+	case RDMA_NETWORK_ROCE_V1:
+		*type = VROCE_NET_V1;
+		return 0;
+	case RDMA_NETWORK_IPV4:
+		*type = VROCE_NET_V2_IPV4;
+		return 0;
+	case RDMA_NETWORK_IPV6:
+		*type = VROCE_NET_V2_IPV6;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int vroce_tx_layout(const struct vroce_pkt_info *pi,
+			   struct vroce_tx_layout *lo)
+{
+	const struct vroce_opcode_info *op = vroce_opcode(pi->opcode);
+	int err;
+
+	if (!op)
+		return -EINVAL;
+	if (pi->paylen && (!(op->flags & VROCE_OP_PAYLOAD) || !pi->fill))
+		return -EINVAL;
+	/* No frame can be this big: keeps the sums below from overflowing. */
+	if (pi->paylen > IP_MAX_MTU)
+		return -EMSGSIZE;
+	err = vroce_tx_net_type(pi->sgid_attr, &lo->type);
+	if (err)
+		return err;
+
+	lo->pad = -pi->paylen & (VROCE_PAD_ALIGN - 1);
+	lo->roce_len = VROCE_BTH_BYTES + vroce_opcode_hdr_len(op) +
+		       pi->paylen + lo->pad + VROCE_ICRC_BYTES;
+	lo->udp_len = lo->type == VROCE_NET_V1 ? 0 : sizeof(struct udphdr);
+	lo->l3_len = lo->type == VROCE_NET_V2_IPV4 ? sizeof(struct iphdr) :
+						     sizeof(struct ipv6hdr);
+	return 0;
+}
+
+static unsigned int vroce_tx_l3_total(const struct vroce_tx_layout *lo)
+{
+	return lo->l3_len + lo->udp_len + lo->roce_len;
+}
+
+static void vroce_tx_grh(void *p, const struct vroce_pkt_info *pi,
+			 const struct vroce_tx_layout *lo)
+{
+	struct vroce_grh *grh = p;
+
+	grh->vtf = vroce_grh_vtf(pi->traffic_class, pi->flow_label);
+	grh->paylen = htons(lo->roce_len);
+	grh->next_hdr = VROCE_GRH_NEXT_HDR_BTH;
+	grh->hop_limit = pi->hop_limit;
+	memcpy(grh->sgid, pi->sgid_attr->gid.raw, sizeof(grh->sgid));
+	memcpy(grh->dgid, pi->dgid.raw, sizeof(grh->dgid));
+}
+
+static void vroce_tx_ipv4(void *p, struct net_device *ndev,
+			  const struct vroce_pkt_info *pi,
+			  const struct vroce_tx_layout *lo)
+{
+	struct iphdr *iph = p;
+
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->tos = pi->traffic_class;
+	iph->tot_len = htons(vroce_tx_l3_total(lo));
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = pi->hop_limit;
+	iph->protocol = IPPROTO_UDP;
+	memcpy(&iph->saddr, pi->sgid_attr->gid.raw + 12, sizeof(iph->saddr));
+	memcpy(&iph->daddr, pi->dgid.raw + 12, sizeof(iph->daddr));
+	__ip_select_ident(dev_net(ndev), iph, 1);
+	ip_send_check(iph);
+}
+
+static void vroce_tx_ipv6(void *p, const struct vroce_pkt_info *pi,
+			  const struct vroce_tx_layout *lo)
+{
+	struct ipv6hdr *ip6h = p;
+
+	ip6_flow_hdr(ip6h, pi->traffic_class,
+		     cpu_to_be32(pi->flow_label & VROCE_GRH_FLOW));
+	ip6h->payload_len = htons(lo->udp_len + lo->roce_len);
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = pi->hop_limit;
+	memcpy(&ip6h->saddr, pi->sgid_attr->gid.raw, sizeof(ip6h->saddr));
+	memcpy(&ip6h->daddr, pi->dgid.raw, sizeof(ip6h->daddr));
+}
+
+static void vroce_tx_udp(void *p, const struct vroce_pkt_info *pi,
+			 const struct vroce_tx_layout *lo)
+{
+	struct udphdr *udph = p;
+
+	udph->source = htons(rdma_get_udp_sport(pi->flow_label, pi->sqpn,
+						pi->dqpn));
+	udph->dest = htons(VROCE_ROCE_V2_UDP_PORT);
+	udph->len = htons(lo->udp_len + lo->roce_len);
+	udph->check = 0;
+}
+
+/* Called last, once the ICRC is in place: the checksum covers it. */
+static void vroce_tx_udp6_csum(struct ipv6hdr *ip6h, struct udphdr *udph)
+{
+	unsigned int len = ntohs(udph->len);
+	__wsum csum = csum_partial(udph, len, 0);
+
+	udph->check = csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, len,
+				      IPPROTO_UDP, csum);
+	if (!udph->check)
+		udph->check = CSUM_MANGLED_0;
+}
+
+static void *vroce_tx_bth(void *p, const struct vroce_pkt_info *pi,
+			  const struct vroce_tx_layout *lo)
+{
+	struct vroce_bth *bth = p;
+
+	bth->opcode = pi->opcode;
+	bth->flags = (pi->se ? VROCE_BTH_SE : 0) |
+		     FIELD_PREP(VROCE_BTH_PADCNT, lo->pad) |
+		     FIELD_PREP(VROCE_BTH_TVER_MASK, VROCE_BTH_TVER);
+	bth->pkey = htons(pi->pkey);
+	bth->qpn = cpu_to_be32((pi->becn ? VROCE_BTH_BECN : 0) |
+			       (pi->dqpn & VROCE_BTH_DESTQP));
+	bth->apsn = cpu_to_be32((pi->ackreq ? VROCE_BTH_ACKREQ : 0) |
+				(pi->psn & VROCE_BTH_PSN));
+	return bth + 1;
+}
+
+static const void *vroce_tx_ext_src(const struct vroce_ext_hdrs *ext,
+				    enum vroce_ext_hdr hdr)
+{
+	switch (hdr) {
+	case VROCE_HDR_DETH:
+		return &ext->deth;
+	case VROCE_HDR_RETH:
+		return &ext->reth;
+	case VROCE_HDR_AETH:
+		return &ext->aeth;
+	case VROCE_HDR_ATMACK:
+		return &ext->atmack;
+	case VROCE_HDR_ATMETH:
+		return &ext->atmeth;
+	case VROCE_HDR_IMMDT:
+		return &ext->immdt;
+	case VROCE_HDR_IETH:
+		return &ext->ieth;
+	default:
+		return NULL;	/* the CNP's reserved bytes: zero */
+	}
+}
+
+static u8 *vroce_tx_ext(u8 *p, const struct vroce_pkt_info *pi)
+{
+	unsigned long hdrs = vroce_opcode(pi->opcode)->hdrs;
+	unsigned int bit, len;
+	const void *src;
+
+	for_each_set_bit(bit, &hdrs, VROCE_HDR_NUM) {
+		len = vroce_ext_hdr_len(BIT(bit));
+		src = vroce_tx_ext_src(&pi->ext, BIT(bit));
+		if (src)
+			memcpy(p, src, len);
+		else
+			memset(p, 0, len);
+		p += len;
+	}
+	return p;
+}
+
+/* Write L3 through ICRC at @l3; the skb holds vroce_tx_l3_total() bytes there. */
+static int vroce_tx_build(u8 *l3, struct net_device *ndev,
+			  const struct vroce_pkt_info *pi,
+			  const struct vroce_tx_layout *lo)
+{
+	u8 *p = l3 + lo->l3_len + lo->udp_len;
+	__le32 icrc;
+	int err;
+
+	if (lo->type == VROCE_NET_V1)
+		vroce_tx_grh(l3, pi, lo);
+	else if (lo->type == VROCE_NET_V2_IPV4)
+		vroce_tx_ipv4(l3, ndev, pi, lo);
+	else
+		vroce_tx_ipv6(l3, pi, lo);
+	if (lo->udp_len)
+		vroce_tx_udp(l3 + lo->l3_len, pi, lo);
+
+	p = vroce_tx_ext(vroce_tx_bth(p, pi, lo), pi);
+	if (pi->paylen) {
+		err = pi->fill(pi->fill_ctx, p, pi->paylen);
+		if (err)
+			return err;
+		p += pi->paylen;
+	}
+	memset(p, 0, lo->pad);
+	p += lo->pad;
+
+	icrc = cpu_to_le32(vroce_icrc(lo->type, l3, p - l3));
+	memcpy(p, &icrc, sizeof(icrc));
+
+	if (lo->type == VROCE_NET_V2_IPV6)
+		vroce_tx_udp6_csum((struct ipv6hdr *)l3,
+				   (struct udphdr *)(l3 + lo->l3_len));
+	return 0;
+}
+
+static __be16 vroce_tx_proto(enum vroce_net_type type)
+{
+	if (type == VROCE_NET_V1)
+		return htons(ETH_P_IBOE);
+	return htons(type == VROCE_NET_V2_IPV4 ? ETH_P_IP : ETH_P_IPV6);
+}
+
+static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
+				    const struct vroce_pkt_info *pi,
+				    const struct vroce_tx_layout *lo, gfp_t gfp)
+{
+	unsigned int len = vroce_tx_l3_total(lo);
+	struct sk_buff *skb;
+	int err;
+
+	if (len > READ_ONCE(ndev->mtu))
+		return ERR_PTR(-EMSGSIZE);
+
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len + ndev->needed_tailroom,
+			gfp);
+	if (!skb)
+		return ERR_PTR(-ENOMEM);
+	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
+	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, lo->l3_len);
+
+	err = vroce_tx_build(skb_put(skb, len), ndev, pi, lo);
+	if (err)
+		goto err_free_skb;
+
+	skb->dev = ndev;
+	skb->protocol = vroce_tx_proto(lo->type);
+	skb->priority = pi->sl & 7;
+	skb->ip_summed = CHECKSUM_NONE;
+	if (dev_hard_header(skb, ndev, ntohs(skb->protocol), pi->dmac, NULL,
+			    len) < 0) {
+		err = -EINVAL;
+		goto err_free_skb;
+	}
+	return skb;
+
+err_free_skb:
+	kfree_skb(skb);
+	return ERR_PTR(err);
+}
+
+static struct net_device *vroce_tx_netdev(const struct ib_gid_attr *attr)
+{
+	struct net_device *ndev;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (IS_ERR(ndev))
+		ndev = NULL;
+	else
+		dev_hold(ndev);
+	rcu_read_unlock();
+	return ndev;
+}
+
+/**
+ * vroce_tx - build and send one RoCE packet
+ * @vdev: the sending device, whose counters are updated
+ * @pi: what to send; see struct vroce_pkt_info
+ * @gfp: allocation flags for the skb
+ *
+ * Return: 0 once the netdev accepted the frame, or a negative errno:
+ * -EINVAL for an unknown opcode, payload on an opcode without one or a GID
+ * of an unusable type, -EMSGSIZE if the frame exceeds the netdev MTU,
+ * -ENODEV if the GID's netdev is gone, -ENOMEM, -ENOBUFS if the netdev
+ * dropped it, or the error of @pi->fill. Failures count in send_err.
+ */
+int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
+	     gfp_t gfp)
+{
+	struct vroce_tx_layout lo;
+	struct net_device *ndev;
+	struct sk_buff *skb;
+	int err;
+
+	err = vroce_tx_layout(pi, &lo);
+	if (err)
+		goto err_count;
+
+	ndev = vroce_tx_netdev(pi->sgid_attr);
+	if (!ndev) {
+		err = -ENODEV;
+		goto err_count;
+	}
+	skb = vroce_tx_skb(ndev, pi, &lo, gfp);
+	if (IS_ERR(skb)) {
+		err = PTR_ERR(skb);
+		goto err_put_ndev;
+	}
+	/* net_xmit_eval() evaluates its argument twice: not a call in it. */
+	err = dev_queue_xmit(skb);
+	if (net_xmit_eval(err)) {
+		err = -ENOBUFS;
+		goto err_put_ndev;
+	}
+	dev_put(ndev);
+	vroce_counter_inc(&vdev->counters, VROCE_CNT_SENT_PKTS);
+	vroce_counter_add(&vdev->counters, VROCE_CNT_SENT_BYTES,
+			  vroce_tx_l3_total(&lo));
+	return 0;
+
+err_put_ndev:
+	dev_put(ndev);
+err_count:
+	vroce_counter_inc(&vdev->counters, VROCE_CNT_SEND_ERR);
+	return err;
+}

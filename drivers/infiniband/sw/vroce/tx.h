@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _VROCE_TX_H
+#define _VROCE_TX_H
+
+#include <linux/if_ether.h>
+#include <linux/types.h>
+#include <rdma/ib_verbs.h>
+
+#include "pkt.h"
+
+struct vroce_dev;
+
+/**
+ * struct vroce_ext_hdrs - extension header values, in wire format; the
+ * opcode decides which of them are sent, in enum vroce_ext_hdr order
+ */
+struct vroce_ext_hdrs {
+	struct vroce_deth deth;
+	struct vroce_reth reth;
+	struct vroce_aeth aeth;
+	struct vroce_atmack atmack;
+	struct vroce_atmeth atmeth;
+	struct vroce_immdt immdt;
+	struct vroce_ieth ieth;
+};
+
+/**
+ * struct vroce_pkt_info - everything needed to send one packet
+ * @sgid_attr: the source GID; its type (RoCEv1, RoCEv2 over IPv4 or IPv6)
+ *             selects the framing and its netdev (the bound netdev or a
+ *             VLAN upper of it) sends the frame. The caller holds it.
+ * @dgid: the destination GID (an IPv4-mapped GID for RoCEv2 over IPv4)
+ * @dmac: the destination MAC, resolved by the caller (from the AH)
+ * @traffic_class: GRH/IPv6 traffic class or IPv4 TOS (DSCP << 2 | ECN)
+ * @hop_limit: GRH/IPv6 hop limit or IPv4 TTL
+ * @flow_label: GRH/IPv6 flow label (20 bits); also picks the UDP source port
+ * @sl: service level; the low 3 bits become skb->priority (D9)
+ * @opcode: the BTH opcode; must be in vroce_opcodes[]
+ * @se: BTH solicited event
+ * @ackreq: BTH AckReq
+ * @becn: BTH BECN
+ * @pkey: BTH P_Key
+ * @sqpn: the source QP number (UDP source port when @flow_label is 0)
+ * @dqpn: BTH DestQP
+ * @psn: BTH PSN
+ * @ext: extension header values
+ * @paylen: payload bytes, without pad
+ * @fill: writes @paylen payload bytes to @dst; returns 0 or a negative errno
+ * @fill_ctx: argument of @fill
+ */
+struct vroce_pkt_info {
+	const struct ib_gid_attr *sgid_attr;
+	union ib_gid dgid;
+	u8 dmac[ETH_ALEN];
+	u8 traffic_class;
+	u8 hop_limit;
+	u32 flow_label;
+	u8 sl;
+
+	u8 opcode;
+	bool se;
+	bool ackreq;
+	bool becn;
+	u16 pkey;
+	u32 sqpn;
+	u32 dqpn;
+	u32 psn;
+	struct vroce_ext_hdrs ext;
+
+	u32 paylen;
+	int (*fill)(void *fill_ctx, void *dst, u32 len);
+	void *fill_ctx;
+};
+
+/* tx.c APIs: */
+int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
+	     gfp_t gfp);
+
+#endif /* _VROCE_TX_H */

@@ -1,0 +1,611 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""RoCE frames for the vroce wire tests (wire.sh), written from SPEC.md
+sections 1-3 independently of the driver's C code.
+
+  roce.py tx ...   send packets with the device's debugfs xmit_test file,
+                   capture them on the peer veth, check every field and the
+                   ICRC, append them to a pcap file for tshark
+  roce.py rx ...   send good and bad frames to the device from the peer
+                   and check that exactly the expected counter moves
+  roce.py gid ...  print the index of a GID in the device's GID table
+
+Run as root. The peer side runs in another network namespace: its sockets
+are opened there with setns(2), everything else runs where we are.
+"""
+
+import argparse
+import ctypes
+import ipaddress
+import os
+import socket
+import struct
+import sys
+import time
+import zlib
+
+ETH_P_ALL = 0x0003
+ETH_P_IP = 0x0800
+ETH_P_IPV6 = 0x86DD
+ETH_P_8021Q = 0x8100
+ETH_P_IBOE = 0x8915
+ROCE_PORT = 4791
+SOL_PACKET = 263
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID = 1 << 4
+CLONE_NEWNET = 0x40000000
+
+# BTH opcodes (IBTA; SPEC.md 3.2) and the extension header bytes after the BTH.
+OPCODES = {
+    "RC_SEND_ONLY": (0x04, 0),
+    "RC_SEND_ONLY_WITH_IMMEDIATE": (0x05, 4),
+    "RC_RDMA_WRITE_ONLY": (0x0A, 16),
+    "RC_ACKNOWLEDGE": (0x11, 4),
+    "RC_COMPARE_SWAP": (0x13, 28),
+    "UC_SEND_ONLY": (0x24, 0),
+    "UD_SEND_ONLY": (0x64, 8),
+    "UD_SEND_ONLY_WITH_IMMEDIATE": (0x65, 12),
+    "CNP": (0x81, 16),
+}
+
+FAILURES = []
+
+
+def fail(msg):
+    FAILURES.append(msg)
+    print("# FAIL: " + msg)
+
+
+def expect(cond, msg):
+    if not cond:
+        fail(msg)
+    return cond
+
+
+# ---------------------------------------------------------------- ICRC
+
+
+def icrc(kind, l3):
+    """ICRC of a packet from its L3 header up to, not including, the ICRC.
+
+    kind: "v1" (GRH), "v4" (IPv4 + UDP) or "v6" (IPv6 + UDP). SPEC.md 2.
+    """
+    b = bytearray(l3)
+    if kind == "v4":
+        ihl = (b[0] & 0x0F) * 4
+        b[1] = 0xFF                 # TOS
+        b[8] = 0xFF                 # TTL
+        b[10:12] = b"\xff\xff"      # header checksum
+        b[ihl + 6:ihl + 8] = b"\xff\xff"    # UDP checksum
+        bth = ihl + 8
+    else:
+        b[0] |= 0x0F                # traffic class, high nibble
+        b[1:4] = b"\xff\xff\xff"    # traffic class low nibble, flow label
+        b[7] = 0xFF                 # hop limit
+        bth = 40
+        if kind == "v6":
+            b[46:48] = b"\xff\xff"  # UDP checksum
+            bth = 48
+    b[bth + 4] = 0xFF               # FECN, BECN, Resv6a
+    return zlib.crc32(b"\xff" * 8 + bytes(b)) & 0xFFFFFFFF
+
+
+def append_icrc(kind, l3):
+    return l3 + struct.pack("<I", icrc(kind, l3))
+
+
+# ---------------------------------------------------------------- building
+
+
+def csum16(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def bth(opcode, dqpn, psn, pad=0, tver=0, pkey=0xFFFF, ackreq=False):
+    return struct.pack("!BBHII", opcode, (pad << 4) | tver, pkey,
+                       dqpn & 0xFFFFFF,
+                       (0x80000000 if ackreq else 0) | (psn & 0xFFFFFF))
+
+
+def roce_body(opcode, paylen, **kw):
+    """BTH, zeroed extension headers, pattern payload and pad."""
+    code, ext = OPCODES[opcode]
+    pad = -paylen % 4
+    kw.setdefault("pad", pad)
+    return (bth(code, kw.pop("dqpn", 0x11), kw.pop("psn", 0), **kw) +
+            bytes(ext) + bytes(i & 0xFF for i in range(paylen)) + bytes(pad))
+
+
+def frame_v2(kind, src, dst, body, tclass=0, ttl=64, corrupt_icrc=False,
+             udp_len_delta=0):
+    """IPv4/IPv6 + UDP + body + ICRC; returns the L3 bytes."""
+    udp_len = 8 + len(body) + 4
+    if kind == "v4":
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, tclass, 20 + udp_len, 0,
+                         0x4000, ttl, 17, 0, src.packed, dst.packed)
+        ip = ip[:10] + struct.pack("!H", csum16(ip)) + ip[12:]
+    else:
+        ip = struct.pack("!IHBB16s16s", (6 << 28) | (tclass << 20),
+                         udp_len, 17, ttl, src.packed, dst.packed)
+    udp = struct.pack("!HHHH", 0xC000, ROCE_PORT, udp_len + udp_len_delta, 0)
+    pkt = bytearray(append_icrc(kind, ip + udp + body))
+    if corrupt_icrc:
+        pkt[-1] ^= 0x01
+    if kind == "v6":
+        pseudo = (src.packed + dst.packed +
+                  struct.pack("!IxxxB", udp_len, 17))
+        c = csum16(pseudo + bytes(pkt[40:])) or 0xFFFF
+        pkt[46:48] = struct.pack("!H", c)
+    return bytes(pkt)
+
+
+def frame_v1(sgid, dgid, body, corrupt_icrc=False, paylen_delta=0,
+             next_hdr=0x1B):
+    paylen = len(body) + 4
+    grh = struct.pack("!IHBB16s16s", 6 << 28, paylen + paylen_delta,
+                      next_hdr, 64, sgid.packed, dgid.packed)
+    pkt = bytearray(append_icrc("v1", grh + body))
+    if corrupt_icrc:
+        pkt[-1] ^= 0x01
+    return bytes(pkt)
+
+
+# ---------------------------------------------------------------- system
+
+
+def mac_bytes(mac):
+    return bytes(int(x, 16) for x in mac.split(":"))
+
+
+class in_netns:
+    """with in_netns(name): ... runs in /run/netns/name (sockets stay there)."""
+
+    def __init__(self, ns):
+        self.ns = ns
+
+    def __enter__(self):
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.back = os.open("/proc/self/ns/net", os.O_RDONLY)
+        if self.ns:
+            fd = os.open("/run/netns/" + self.ns, os.O_RDONLY)
+            self._setns(fd)
+            os.close(fd)
+
+    def __exit__(self, *exc):
+        self._setns(self.back)
+        os.close(self.back)
+
+    def _setns(self, fd):
+        if self.libc.setns(fd, CLONE_NEWNET):
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+
+
+def packet_socket(ns, ifname):
+    with in_netns(ns):
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                          socket.htons(ETH_P_ALL))
+        s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
+        s.bind((ifname, 0))
+    s.settimeout(0.2)
+    return s
+
+
+def recv_frame(s):
+    """One frame with its VLAN tag put back in, or None."""
+    try:
+        data, anc, _, addr = s.recvmsg(65600, socket.CMSG_SPACE(20))
+    except socket.timeout:
+        return None
+    if addr[2] == socket.PACKET_OUTGOING:
+        return b""
+    for level, typ, cdata in anc:
+        if level != SOL_PACKET or typ != PACKET_AUXDATA:
+            continue
+        status, _, _, _, _, tci, tpid = struct.unpack("IIIHHHH", cdata[:20])
+        if status & TP_STATUS_VLAN_VALID:
+            tag = struct.pack("!HH", tpid or ETH_P_8021Q, tci)
+            data = data[:12] + tag + data[12:]
+    return data
+
+
+def counters(dev):
+    d = "/sys/class/infiniband/%s/ports/1/hw_counters" % dev
+    out = {}
+    for name in os.listdir(d):
+        with open(os.path.join(d, name)) as f:
+            out[name] = int(f.read())
+    return out
+
+
+def wait_counters(dev, before, want, timeout=10):
+    """Wait until every counter in want moved by its amount; check the rest
+    did not move."""
+    deadline = time.monotonic() + timeout
+    while True:
+        # hw_counters are cached by ib_core for 10 ms
+        time.sleep(0.02)
+        now = counters(dev)
+        delta = {k: now[k] - before.get(k, 0) for k in now}
+        if all(delta.get(k, 0) >= v for k, v in want.items()) or \
+                time.monotonic() > deadline:
+            break
+    time.sleep(0.05)
+    now = counters(dev)
+    delta = {k: now[k] - before.get(k, 0) for k in now}
+    moved = {k: v for k, v in delta.items() if v}
+    return moved == want, moved
+
+
+def pcap_append(path, frames):
+    new = not os.path.exists(path)
+    with open(path, "ab") as f:
+        if new:
+            f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for fr in frames:
+            t = time.time()
+            f.write(struct.pack("<IIII", int(t), int(t % 1 * 1e6),
+                                len(fr), len(fr)))
+            f.write(fr)
+
+
+# ---------------------------------------------------------------- tx
+
+
+def is_roce(fr):
+    et = struct.unpack("!H", fr[12:14])[0]
+    off = 14
+    if et == ETH_P_8021Q:
+        et = struct.unpack("!H", fr[16:18])[0]
+        off = 18
+    if et == ETH_P_IBOE:
+        return "v1", off
+    if et == ETH_P_IP and fr[off + 9] == 17:
+        ihl = (fr[off] & 0xF) * 4
+        if struct.unpack("!H", fr[off + ihl + 2:off + ihl + 4])[0] == ROCE_PORT:
+            return "v4", off
+    if et == ETH_P_IPV6 and fr[off + 6] == 17:
+        if struct.unpack("!H", fr[off + 42:off + 44])[0] == ROCE_PORT:
+            return "v6", off
+    return None, off
+
+
+def calc_sport(fl, lqpn, rqpn):
+    """rdma_get_udp_sport(): flow label, or the symmetric label of the QPNs."""
+    if not fl:
+        v = lqpn * rqpn
+        v ^= v >> 20
+        v ^= v >> 40
+        fl = v & 0xFFFFF
+    return ((fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14)) | 0xC000
+
+
+def check_v2_headers(kind, l3, a, paylen, opcode):
+    ext = OPCODES[opcode][1]
+    roce = 12 + ext + paylen + (-paylen % 4) + 4
+    if kind == "v4":
+        ver_ihl, tos, tot, _, frag, ttl, proto = struct.unpack(
+            "!BBHHHBB", l3[:10])
+        expect(ver_ihl == 0x45, "IPv4 version/IHL 0x%x" % ver_ihl)
+        expect(tos == a.tclass, "TOS %#x, want %#x" % (tos, a.tclass))
+        expect(tos >> 2 == a.tclass >> 2, "DSCP")
+        expect(ttl == a.hop_limit, "TTL %d" % ttl)
+        expect(frag == 0x4000, "DF set, no fragment: %#x" % frag)
+        expect(tot == 28 + roce, "IPv4 total length %d" % tot)
+        expect(csum16(l3[:20]) == 0, "IPv4 header checksum")
+        expect(l3[12:16] == ipaddress.ip_address(a.sip).packed, "IPv4 saddr")
+        expect(l3[16:20] == ipaddress.ip_address(a.dip).packed, "IPv4 daddr")
+        udp = l3[20:28]
+    else:
+        vtf, plen, nxt, hop = struct.unpack("!IHBB", l3[:8])
+        expect(vtf >> 28 == 6, "IPv6 version")
+        expect((vtf >> 20) & 0xFF == a.tclass, "IPv6 traffic class")
+        expect(vtf & 0xFFFFF == a.flow_label, "IPv6 flow label %#x" %
+               (vtf & 0xFFFFF))
+        expect(hop == a.hop_limit, "hop limit")
+        expect(plen == 8 + roce, "IPv6 payload length")
+        expect(l3[8:24] == ipaddress.ip_address(a.sip).packed, "IPv6 saddr")
+        expect(l3[24:40] == ipaddress.ip_address(a.dip).packed, "IPv6 daddr")
+        udp = l3[40:48]
+        pseudo = l3[8:40] + struct.pack("!IxxxB", 8 + roce, 17)
+        expect(csum16(pseudo + l3[40:]) == 0, "UDP/IPv6 checksum")
+    sport, dport, ulen, ucsum = struct.unpack("!HHHH", udp)
+    expect(dport == ROCE_PORT, "UDP dport %d" % dport)
+    expect(sport == calc_sport(a.flow_label, a.sqpn, a.dqpn),
+           "UDP sport %#x" % sport)
+    expect(ulen == 8 + roce, "UDP length %d" % ulen)
+    if kind == "v4":
+        expect(ucsum == 0, "UDP/IPv4 checksum 0")
+
+
+def check_v1_headers(l3, a, paylen, opcode):
+    roce = 12 + OPCODES[opcode][1] + paylen + (-paylen % 4) + 4
+    vtf, plen, nxt, hop = struct.unpack("!IHBB", l3[:8])
+    expect(vtf >> 28 == 6, "GRH IPVer")
+    expect((vtf >> 20) & 0xFF == a.tclass, "GRH traffic class")
+    expect(vtf & 0xFFFFF == a.flow_label, "GRH flow label")
+    expect(nxt == 0x1B, "GRH next header %#x" % nxt)
+    expect(hop == a.hop_limit, "GRH hop limit")
+    expect(plen == roce, "GRH payload length %d" % plen)
+    expect(l3[8:24] == ipaddress.ip_address(a.sgid).packed, "GRH SGID")
+    expect(l3[24:40] == ipaddress.ip_address(a.dgid).packed, "GRH DGID")
+
+
+def check_tx_frame(fr, a, paylen):
+    kind, off = is_roce(fr)
+    expect(kind == a.kind, "framing %s, want %s" % (kind, a.kind))
+    if kind != a.kind:
+        return
+    expect(fr[:6] == mac_bytes(a.dmac), "destination MAC")
+    expect(fr[6:12] == mac_bytes(a.smac), "source MAC")
+    if a.vlan is not None:
+        expect(off == 18, "VLAN tag present")
+        tci = struct.unpack("!H", fr[14:16])[0]
+        expect(tci & 0xFFF == a.vlan, "VLAN id %d" % (tci & 0xFFF))
+        expect(tci >> 13 == a.sl, "PCP %d, want %d" % (tci >> 13, a.sl))
+    else:
+        expect(off == 14, "no VLAN tag")
+    l3 = fr[off:]
+    if kind == "v1":
+        check_v1_headers(l3, a, paylen, a.opcode)
+        b = 40
+    else:
+        check_v2_headers(kind, l3, a, paylen, a.opcode)
+        b = (20 if kind == "v4" else 40) + 8
+    code, ext = OPCODES[a.opcode]
+    pad = -paylen % 4
+    end = b + 12 + ext + paylen + pad + 4
+    expect(len(l3) >= end, "frame holds the whole packet")
+    l3 = l3[:end]
+    op, flags, pkey, qpn, apsn = struct.unpack("!BBHII", l3[b:b + 12])
+    expect(op == code, "BTH opcode %#x" % op)
+    expect(flags == pad << 4, "BTH SE/M/PadCnt/TVer %#x" % flags)
+    expect(pkey == 0xFFFF, "BTH P_Key")
+    expect(qpn == a.dqpn, "BTH DestQP %#x" % qpn)
+    expect(apsn & 0xFFFFFF == a.psn, "BTH PSN")
+    pl = l3[b + 12 + ext:b + 12 + ext + paylen]
+    expect(pl == bytes(i & 0xFF for i in range(paylen)), "payload pattern")
+    got = struct.unpack("<I", l3[-4:])[0]
+    want = icrc(kind, l3[:-4])
+    expect(got == want, "ICRC %08x, computed %08x" % (got, want))
+
+
+def cmd_tx(a):
+    s = packet_socket(a.ns, a.ifname)
+    before = counters(a.dev)
+    frames = []
+    nbytes = 0
+    xt = "/sys/kernel/debug/vroce/%s/xmit_test" % a.dev
+    sent = 0
+    for a.opcode, paylen in [(o, n) for o in a.opcodes for n in a.lens]:
+        line = ("sgid_index=%d dgid=%s dmac=%s dqpn=%d opcode=%s len=%d "
+                "psn=%d sqpn=%d tclass=%d hop_limit=%d flow_label=%d sl=%d\n"
+                % (a.sgid_index, a.dgid, a.dmac, a.dqpn, a.opcode, paylen,
+                   a.psn, a.sqpn, a.tclass, a.hop_limit, a.flow_label, a.sl))
+        sent += 1
+        with open(xt, "w") as f:
+            f.write(line)
+        deadline = time.monotonic() + 10
+        fr = None
+        while time.monotonic() < deadline:
+            fr = recv_frame(s)
+            if fr and is_roce(fr)[0]:
+                break
+            fr = None
+        if not expect(fr is not None, "len %d: no frame captured" % paylen):
+            continue
+        n = len(FAILURES)
+        check_tx_frame(fr, a, paylen)
+        print("# %s len %d: %d-byte frame %s" % (a.opcode, paylen, len(fr),
+              "ok" if n == len(FAILURES) else "BAD"))
+        frames.append(fr)
+        off = 18 if a.vlan is not None else 14
+        nbytes += len(fr) - off
+    pcap_append(a.pcap, frames)
+    ok, moved = wait_counters(a.dev, before, {"sent_pkts": sent,
+                                              "sent_bytes": nbytes})
+    expect(ok, "counters moved %s" % moved)
+
+
+# ---------------------------------------------------------------- rx
+
+
+def rx_cases(kind):
+    """(name, builder kwargs, expected counter deltas) for one framing."""
+    good = {"rcvd_pkts": 1, "rcvd_no_qp": 1}
+    cases = [
+        ("good RC_SEND_ONLY 5 bytes", dict(op="RC_SEND_ONLY", paylen=5),
+         dict(good)),
+        ("good UD_SEND_ONLY 256 bytes", dict(op="UD_SEND_ONLY", paylen=256),
+         dict(good)),
+        ("good CNP", dict(op="CNP", paylen=0), dict(good)),
+        ("limited-member P_Key 0x7fff",
+         dict(op="RC_SEND_ONLY", paylen=4, pkey=0x7FFF), dict(good)),
+        ("bad ICRC", dict(op="RC_SEND_ONLY", paylen=8, corrupt=True),
+         {"rx_icrc_encapsulated": 1}),
+        ("truncated BTH", dict(truncate=8), {"rcvd_malformed": 1}),
+        ("TVer 1", dict(op="RC_SEND_ONLY", paylen=4, tver=1),
+         {"rcvd_tver_err": 1}),
+        ("unknown opcode 0x1f", dict(op="RC_SEND_ONLY", paylen=4, code=0x1F),
+         {"rcvd_opcode_err": 1}),
+        ("pad 3 with 0 payload bytes", dict(op="RC_SEND_ONLY", paylen=0,
+                                            pad=3),
+         {"rcvd_malformed": 1}),
+        ("payload not a multiple of 4", dict(op="RC_SEND_ONLY", paylen=4,
+                                             extra=1),
+         {"rcvd_malformed": 1}),
+        ("payload on an ACK", dict(op="RC_ACKNOWLEDGE", paylen=4),
+         {"rcvd_malformed": 1}),
+        ("RETH cut short", dict(op="RC_RDMA_WRITE_ONLY", paylen=0, cut=8),
+         {"rcvd_malformed": 1}),
+        ("P_Key 0x1234", dict(op="RC_SEND_ONLY", paylen=4, pkey=0x1234),
+         {"rcvd_pkey_err": 1}),
+    ]
+    if kind == "v1":
+        cases += [
+            ("GRH next header UDP", dict(op="RC_SEND_ONLY", paylen=4,
+                                         next_hdr=0x11),
+             {"rcvd_malformed": 1}),
+            ("GRH payload length beyond the frame",
+             dict(op="RC_SEND_ONLY", paylen=4, paylen_delta=64),
+             {"rcvd_malformed": 1}),
+        ]
+    else:
+        cases += [
+            ("UDP length shorter than the BTH", dict(udp_short=True),
+             {"rcvd_malformed": 1}),
+        ]
+    return cases
+
+
+def rx_body(c):
+    if "truncate" in c:
+        return bth(0x04, 0x11, 0)[:c["truncate"]]
+    kw = {k: c[k] for k in ("pad", "tver", "pkey") if k in c}
+    body = roce_body(c["op"], c["paylen"], dqpn=0x123, psn=7, **kw)
+    if "code" in c:
+        body = bytes([c["code"]]) + body[1:]
+    body += bytes(c.get("extra", 0))
+    if "cut" in c:
+        body = body[:-c["cut"]]
+    return body
+
+
+def rx_frame(a, c):
+    if c.get("udp_short"):
+        # A UDP datagram of 8 + 12 bytes: BTH but no room for an ICRC.
+        body = bth(0x04, 0x11, 0)
+        src = ipaddress.ip_address(a.sip)
+        dst = ipaddress.ip_address(a.dip)
+        l3 = frame_v2(a.kind, src, dst, body)[:-4]
+        if a.kind == "v4":
+            l3 = bytearray(l3)
+            l3[2:4] = struct.pack("!H", len(l3))
+            l3[24:26] = struct.pack("!H", len(l3) - 20)
+            l3[10:12] = b"\0\0"
+            l3[10:12] = struct.pack("!H", csum16(bytes(l3[:20])))
+        else:
+            l3 = bytearray(l3)
+            l3[4:6] = struct.pack("!H", len(l3) - 40)
+            l3[44:46] = struct.pack("!H", len(l3) - 40)
+            l3[46:48] = b"\0\0"
+            pseudo = l3[8:40] + struct.pack("!IxxxB", len(l3) - 40, 17)
+            l3[46:48] = struct.pack("!H", csum16(bytes(pseudo + l3[40:])))
+        return bytes(l3)
+    body = rx_body(c)
+    corrupt = c.get("corrupt", False)
+    if a.kind == "v1":
+        return frame_v1(ipaddress.ip_address(a.sip),
+                        ipaddress.ip_address(a.dip), body, corrupt,
+                        c.get("paylen_delta", 0), c.get("next_hdr", 0x1B))
+    if "truncate" in c:
+        # No room for an ICRC: send the datagram as it is.
+        src = ipaddress.ip_address(a.sip)
+        dst = ipaddress.ip_address(a.dip)
+        return frame_v2_raw(a.kind, src, dst, body)
+    return frame_v2(a.kind, ipaddress.ip_address(a.sip),
+                    ipaddress.ip_address(a.dip), body, corrupt_icrc=corrupt)
+
+
+def frame_v2_raw(kind, src, dst, payload):
+    """IP + UDP around payload, no ICRC added."""
+    udp_len = 8 + len(payload)
+    if kind == "v4":
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0, 0x4000,
+                         64, 17, 0, src.packed, dst.packed)
+        ip = ip[:10] + struct.pack("!H", csum16(ip)) + ip[12:]
+        return ip + struct.pack("!HHHH", 0xC000, ROCE_PORT, udp_len, 0) + \
+            payload
+    ip = struct.pack("!IHBB16s16s", 6 << 28, udp_len, 17, 64, src.packed,
+                     dst.packed)
+    udp = struct.pack("!HHHH", 0xC000, ROCE_PORT, udp_len, 0) + payload
+    pseudo = src.packed + dst.packed + struct.pack("!IxxxB", udp_len, 17)
+    c = csum16(pseudo + udp) or 0xFFFF
+    return ip + udp[:6] + struct.pack("!H", c) + udp[8:]
+
+
+def cmd_rx(a):
+    s = packet_socket(a.ns, a.ifname)
+    et = {"v1": ETH_P_IBOE, "v4": ETH_P_IP, "v6": ETH_P_IPV6}[a.kind]
+    eth = mac_bytes(a.dmac) + mac_bytes(a.smac)
+    if a.vlan is not None:
+        eth += struct.pack("!HH", ETH_P_8021Q, a.vlan)
+    eth += struct.pack("!H", et)
+    for name, c, want in rx_cases(a.kind):
+        before = counters(a.dev)
+        l3 = rx_frame(a, c)
+        if "rcvd_pkts" in want:
+            want["rcvd_bytes"] = len(l3)
+        s.send(eth + l3)
+        ok, moved = wait_counters(a.dev, before, want)
+        print("# %s: %s, counters moved %s" %
+              (name, "ok" if ok else "BAD", moved))
+        expect(ok, "%s: want %s" % (name, want))
+
+
+def cmd_gid(a):
+    """Print the index of the GID of type a.kind for a.sip on a.ndev."""
+    port = "/sys/class/infiniband/%s/ports/1" % a.dev
+    want = ipaddress.ip_address(a.sip)
+    if want.version == 4:
+        want = ipaddress.ip_address("::ffff:" + a.sip)
+    gtype = "IB/RoCE v1" if a.kind == "v1" else "RoCE v2"
+    for i in range(128):
+        try:
+            with open("%s/gids/%d" % (port, i)) as f:
+                gid = ipaddress.ip_address(f.read().strip())
+            with open("%s/gid_attrs/types/%d" % (port, i)) as f:
+                t = f.read().strip()
+            with open("%s/gid_attrs/ndevs/%d" % (port, i)) as f:
+                nd = f.read().strip()
+        except OSError:
+            continue
+        if gid == want and t == gtype and nd == a.ifname:
+            print(i)
+            return
+    fail("no %s GID for %s on %s" % (gtype, want, a.ifname))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("cmd", choices=["tx", "rx", "gid"])
+    p.add_argument("--dev", required=True, help="vroce device")
+    p.add_argument("--ns", help="the peer's netns")
+    p.add_argument("--ifname", required=True,
+                   help="the peer's netdev (gid: the GID's netdev)")
+    p.add_argument("--kind", required=True, choices=["v1", "v4", "v6"])
+    p.add_argument("--dmac")
+    p.add_argument("--smac")
+    p.add_argument("--sip", help="source IP (tx: the SGID's address)")
+    p.add_argument("--dip", help="destination IP")
+    p.add_argument("--sgid", help="RoCEv1 SGID as an IPv6 address")
+    p.add_argument("--dgid", help="DGID as xmit_test takes it")
+    p.add_argument("--sgid-index", type=int)
+    p.add_argument("--pcap")
+    p.add_argument("--opcode", dest="opcodes", default=["RC_SEND_ONLY"],
+                   type=lambda s: s.split(","), help="tx: comma-separated")
+    p.add_argument("--lens", type=lambda s: [int(x) for x in s.split(",")],
+                   default=[0])
+    p.add_argument("--dqpn", type=lambda s: int(s, 0), default=0x123456)
+    p.add_argument("--sqpn", type=lambda s: int(s, 0), default=0x11)
+    p.add_argument("--psn", type=lambda s: int(s, 0), default=0xABCDEF)
+    p.add_argument("--tclass", type=lambda s: int(s, 0), default=0)
+    p.add_argument("--hop-limit", type=int, default=64)
+    p.add_argument("--flow-label", type=lambda s: int(s, 0), default=0)
+    p.add_argument("--sl", type=int, default=0)
+    p.add_argument("--vlan", type=int)
+    a = p.parse_args()
+    {"tx": cmd_tx, "rx": cmd_rx, "gid": cmd_gid}[a.cmd](a)
+    if FAILURES:
+        print("# %d check(s) failed" % len(FAILURES))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The RoCE wire layer: two namespaces joined by a veth pair (MTU 9000), a
+# vroce device on one end. Transmit: packets sent with debugfs xmit_test
+# (RoCEv2 over IPv4 and IPv6, RoCEv1, over a VLAN) are captured on the peer
+# and checked field by field and by ICRC (roce.py, an implementation of
+# SPEC.md independent of the driver) and by tshark's dissector. Receive:
+# good and bad packets sent from the peer move exactly the expected
+# counter.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma python3 tshark
+
+ROCE_PY="$VROCE_LIB_DIR/roce.py"
+XT=/sys/kernel/debug/vroce/nva/xmit_test
+PCAP=
+GID_V4=
+GID_V6=
+GID_V1=
+GID_VLAN=
+NSA=
+NSB=
+MACA=
+MACB=
+
+cleanup() {
+	rdma link delete nva 2>/dev/null
+	vroce_unload
+	rm -f "$PCAP"
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+has_gid() {
+	python3 "$ROCE_PY" gid --dev nva --kind "$1" --ifname "$2" --sip "$3"
+}
+
+gid_index() {
+	python3 "$ROCE_PY" gid --dev nva --kind "$1" --ifname "$2" --sip "$3" |
+		grep -x '[0-9]*'
+}
+
+setup() {
+	NSA=$(ns_add wa) && NSB=$(ns_add wb) || return 1
+	ip -n "$NSA" link add va mtu 9000 type veth peer name vb mtu 9000 \
+		netns "$NSB" || return 1
+	ip -n "$NSA" link add link va name va.100 type vlan id 100 \
+		egress-qos-map 0:0 5:5 || return 1
+	ip -n "$NSB" link add link vb name vb.100 type vlan id 100 || return 1
+	ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
+		ip -n "$NSA" addr add 2001:db8::1/64 dev va nodad &&
+		ip -n "$NSA" addr add 198.51.100.1/24 dev va.100 &&
+		ip -n "$NSB" addr add 192.0.2.2/24 dev vb &&
+		ip -n "$NSB" addr add 2001:db8::2/64 dev vb nodad &&
+		ip -n "$NSB" addr add 198.51.100.2/24 dev vb.100 || return 1
+	for dev in va va.100; do ip -n "$NSA" link set "$dev" up || return 1; done
+	for dev in vb vb.100; do ip -n "$NSB" link set "$dev" up || return 1; done
+	MACA=$(ip netns exec "$NSA" cat /sys/class/net/va/address) &&
+		MACB=$(ip netns exec "$NSB" cat /sys/class/net/vb/address) &&
+		ip netns exec "$NSA" rdma link add nva type vroce netdev va &&
+		PCAP=$(mktemp /tmp/vroce-wire.XXXXXX.pcap) && rm -f "$PCAP" &&
+		wait_for 10 has_gid v4 va 192.0.2.1 &&
+		wait_for 10 has_gid v6 va 2001:db8::1 &&
+		wait_for 10 has_gid v1 va 2001:db8::1 &&
+		wait_for 10 has_gid v4 va.100 198.51.100.1 || return 1
+	GID_V4=$(gid_index v4 va 192.0.2.1) &&
+		GID_V6=$(gid_index v6 va 2001:db8::1) &&
+		GID_V1=$(gid_index v1 va 2001:db8::1) &&
+		GID_VLAN=$(gid_index v4 va.100 198.51.100.1)
+}
+
+debugfs_dir() {
+	[ -f "$XT" ] && [ "$(stat -c %a "$XT")" = 200 ]
+}
+
+# tx KIND SGID_INDEX ARGS...: send with xmit_test, check the captures.
+tx() {
+	local kind="$1" idx="$2"
+
+	shift 2
+	python3 "$ROCE_PY" tx --dev nva --ns "$NSB" --ifname vb --pcap "$PCAP" \
+		--kind "$kind" --sgid-index "$idx" --dmac "$MACB" --smac "$MACA" "$@"
+}
+
+LENS=0,1,255,256,1024,4096
+
+tx_v4() {
+	tx v4 "$GID_V4" --sip 192.0.2.1 --dip 192.0.2.2 --dgid 192.0.2.2 \
+		--tclass 0x6a --hop-limit 17 --lens $LENS
+}
+
+tx_v6() {
+	tx v6 "$GID_V6" --sip 2001:db8::1 --dip 2001:db8::2 \
+		--dgid 2001:db8::2 --tclass 0xb8 --flow-label 0x12345 \
+		--hop-limit 3 --lens $LENS
+}
+
+tx_v6_no_flow_label() {
+	tx v6 "$GID_V6" --sip 2001:db8::1 --dip 2001:db8::2 \
+		--dgid 2001:db8::2 --sqpn 0x11 --lens 8
+}
+
+tx_v1() {
+	tx v1 "$GID_V1" --sgid 2001:db8::1 --dgid 2001:db8::2 \
+		--opcode UD_SEND_ONLY --tclass 0x20 --flow-label 0xabcde \
+		--lens $LENS
+}
+
+tx_vlan() {
+	tx v4 "$GID_VLAN" --sip 198.51.100.1 --dip 198.51.100.2 \
+		--dgid 198.51.100.2 --vlan 100 --sl 5 --tclass 0x88 --lens 0,100
+}
+
+tx_opcodes() {
+	tx v4 "$GID_V4" --sip 192.0.2.1 --dip 192.0.2.2 --dgid 192.0.2.2 \
+		--opcode RC_ACKNOWLEDGE,RC_RDMA_WRITE_ONLY,RC_COMPARE_SWAP,UD_SEND_ONLY_WITH_IMMEDIATE,RC_SEND_ONLY_WITH_IMMEDIATE,CNP
+}
+
+# The payload is a test pattern: keep tshark's heuristic ULP dissectors
+# (RPC over RDMA, EoIB, ...) from reading it as theirs.
+TSHARK=(tshark -o udp.check_checksum:TRUE)
+for p in rpcordma infiniband.eoib smc smb_direct nvme-rdma lnet iser \
+	infiniband_sdp fcoib; do
+	TSHARK+=(--disable-protocol "$p")
+done
+
+# Every captured frame is RoCE to tshark, with our DestQP and PSN, nothing
+# is malformed or worth a warning, and RoCEv2/IPv6 UDP checksums are good.
+# One tshark run: it is slow to start on the debug kernel.
+tshark_decodes() {
+	local out
+
+	out=$("${TSHARK[@]}" -r "$PCAP" -T fields -E separator=/t \
+		-E occurrence=a -E aggregator=, -e frame.number \
+		-e infiniband.bth.destqp -e infiniband.bth.psn \
+		-e _ws.malformed -e _ws.expert.severity -e ipv6.version \
+		-e udp.checksum.status 2>/dev/null) || return 1
+	awk -F '\t' '
+	$2 != "0x123456" || $3 != 11259375 { print "BTH:", $0; bad = 1 }
+	$4 != "" { print "malformed:", $0; bad = 1 }
+	{
+		n = split($5, sev, ",")
+		for (i = 1; i <= n; i++)
+			if (sev[i] + 0 >= 6291456) { print "expert:", $0; bad = 1 }
+	}
+	$6 == 6 && $7 != 1 { print "UDP/IPv6 checksum:", $0; bad = 1 }
+	END {
+		print NR, "frames"
+		# 6 lengths for IPv4, IPv6 and RoCEv1, then 1 + 2 + 6 more
+		exit bad || NR != 27
+	}' <<<"$out"
+}
+
+counter() {
+	cat "/sys/class/infiniband/nva/ports/1/hw_counters/$1"
+}
+
+XT_OK="sgid_index=0 dgid=192.0.2.2 dmac=02:00:00:00:00:01 dqpn=1 opcode=RC_SEND_ONLY len=0"
+
+xt_write() {
+	printf '%s' "$1" >"$XT"
+}
+
+# A malformed line is refused with EINVAL and sends nothing.
+grammar() {
+	local sent err line
+
+	sent=$(counter sent_pkts) && err=$(counter send_err) || return 1
+	for line in $'\n' " $XT_OK" "$XT_OK " "${XT_OK/ dqpn/  dqpn}" \
+		"$XT_OK foo=1" "$XT_OK len=1" "${XT_OK/ len=0/}" \
+		"${XT_OK/dqpn=1/dqpn=0x1000000}" "${XT_OK/dqpn=1/dqpn=-1}" \
+		"${XT_OK/dqpn=1/dqpn=1x}" "${XT_OK/dqpn=1/dqpn}" \
+		"${XT_OK/02:00:00:00:00:01/02:00:00:00:00}" \
+		"${XT_OK/02:00:00:00:00:01/02:00:00:00:00:01:03}" \
+		"${XT_OK/192.0.2.2/192.0.2}" "${XT_OK/RC_SEND_ONLY/SEND_ONLY}" \
+		"${XT_OK/RC_SEND_ONLY/RC_RDMA_READ_REQUEST_X}" \
+		"$XT_OK sl=8" "$XT_OK tclass=256" "$XT_OK flow_label=0x100000" \
+		"${XT_OK/sgid_index=0/sgid_index=128}"; do
+		fails_with "Invalid argument" xt_write "$line" || return 1
+	done
+	[ "$(counter sent_pkts)" = "$sent" ] && [ "$(counter send_err)" = "$err" ]
+}
+
+# Lines that parse but cannot be sent fail with the transmit error and
+# count in send_err.
+send_errors() {
+	local idx err
+
+	idx=$GID_V4 && err=$(counter send_err) || return 1
+	fails_with "Message too long" xt_write \
+		"sgid_index=$idx dgid=192.0.2.2 dmac=02:00:00:00:00:01 dqpn=1 opcode=RC_SEND_ONLY len=9000" &&
+		fails_with "Invalid argument" xt_write \
+			"sgid_index=$idx dgid=192.0.2.2 dmac=02:00:00:00:00:01 dqpn=1 opcode=RC_ACKNOWLEDGE len=4" &&
+		[ "$(counter send_err)" = $((err + 2)) ]
+}
+
+# sgid_index of an empty GID table entry
+empty_gid() {
+	fails_with "No data available" xt_write \
+		"${XT_OK/sgid_index=0/sgid_index=120}"
+}
+
+rdma_statistic() {
+	rdma statistic show link nva/1 | grep -w sent_pkts &&
+		rdma statistic show link nva/1 | grep -w rx_icrc_encapsulated
+}
+
+rx() {
+	local kind="$1" sip="$2" dip="$3"
+
+	shift 3
+	python3 "$ROCE_PY" rx --dev nva --ns "$NSB" --ifname vb --kind "$kind" \
+		--dmac "$MACA" --smac "$MACB" --sip "$sip" --dip "$dip" "$@"
+}
+
+rx_v4() { rx v4 192.0.2.2 192.0.2.1; }
+rx_v6() { rx v6 2001:db8::2 2001:db8::1; }
+rx_v1() { rx v1 2001:db8::2 2001:db8::1; }
+# Received on va.100: the device is found through the VLAN's lower netdev.
+rx_vlan_v4() { rx v4 198.51.100.2 198.51.100.1 --vlan 100; }
+rx_vlan_v1() { rx v1 2001:db8::2 2001:db8::1 --vlan 100; }
+
+debugfs_removed() {
+	rdma link delete nva && [ ! -e /sys/kernel/debug/vroce/nva ] &&
+		[ -d /sys/kernel/debug/vroce ]
+}
+
+ktap_print_header
+vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
+ktap_set_plan 19
+check "two namespaces, veth pair, VLAN, a device with its GIDs" setup
+check "debugfs xmit_test exists, write-only" debugfs_dir
+check "tx RoCEv2/IPv4: DF, TOS, TTL, UDP, BTH, payload, ICRC, counters" tx_v4
+check "tx RoCEv2/IPv6: traffic class, flow label, UDP csum, ICRC" tx_v6
+check "tx RoCEv2/IPv6: UDP sport from the QPNs without a flow label" \
+	tx_v6_no_flow_label
+check "tx RoCEv1: ethertype 0x8915, GRH, ICRC" tx_v1
+check "tx over a VLAN netdev: tag, PCP from the SL" tx_vlan
+check "tx opcodes with extension headers and CNP" tx_opcodes
+check "tshark decodes every frame as RoCE, nothing malformed" tshark_decodes
+check "xmit_test refuses malformed lines with EINVAL" grammar
+check "transmit errors are returned and counted in send_err" send_errors
+check "xmit_test on an empty GID table entry fails" empty_gid
+check "rdma statistic shows the counters" rdma_statistic
+check "rx RoCEv2/IPv4: good and bad packets, exact counters" rx_v4
+check "rx RoCEv2/IPv6: good and bad packets, exact counters" rx_v6
+check "rx RoCEv1: good and bad frames, exact counters" rx_v1
+check "rx RoCEv2/IPv4 on a VLAN upper of the netdev" rx_vlan_v4
+check "rx RoCEv1 on a VLAN upper of the netdev" rx_vlan_v1
+check "the debugfs directory goes with the device" debugfs_removed
+ktap_finished
