@@ -15,22 +15,11 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
+#include "vroce_test.h"
+
 #define MAX_DEVS 8
 #define NUM_MRS 4
 #define MR_BYTES (1 << 20)
-
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 struct objs {
 	struct ibv_cq *cq;
@@ -107,7 +96,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 
 	for (i = 0; i < n; i++) {
-		ctx[i] = open_by_name(argv[i + 1]);
+		ctx[i] = vroce_open_by_name(argv[i + 1]);
 		if (!ctx[i]) {
 			fprintf(stderr, "cannot open %s\n", argv[i + 1]);
 			return 1;

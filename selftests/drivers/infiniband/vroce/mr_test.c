@@ -20,23 +20,11 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "../../../kselftest_harness.h"
+#include "vroce_test.h"
 
 #define PAGE 4096UL
 #define RW (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
 	    IBV_ACCESS_REMOTE_WRITE)
-
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 FIXTURE(mr) {
 	struct ibv_context *ctx;
@@ -49,7 +37,7 @@ FIXTURE_SETUP(mr)
 
 	if (!name)
 		SKIP(return, "VROCE_DEV not set (run mr.sh)");
-	self->ctx = open_by_name(name);
+	self->ctx = vroce_open_by_name(name);
 	ASSERT_NE(NULL, self->ctx) TH_LOG("cannot open %s", name);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
@@ -306,7 +294,7 @@ TEST_F(mr, dereg_releases_pd)
  */
 TEST_F(mr, pd_of_other_context)
 {
-	struct ibv_context *other = open_by_name(getenv("VROCE_DEV"));
+	struct ibv_context *other = vroce_open_by_name(getenv("VROCE_DEV"));
 	char *p = map_anon(PAGE, PROT_READ | PROT_WRITE);
 	struct ibv_pd *opd[4], fake;
 	struct ibv_mr *mr;

@@ -15,18 +15,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
+#include "vroce_test.h"
 
 static int run(char **argv)
 {
@@ -60,7 +49,7 @@ int main(int argc, char **argv)
 	else
 		return 2;
 
-	ctx = open_by_name(argv[1]);
+	ctx = vroce_open_by_name(argv[1]);
 	if (!ctx) {
 		fprintf(stderr, "cannot open %s\n", argv[1]);
 		return 1;

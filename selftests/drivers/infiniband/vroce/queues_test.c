@@ -15,19 +15,7 @@
 #include <infiniband/verbs.h>
 
 #include "../../../kselftest_harness.h"
-
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
+#include "vroce_test.h"
 
 FIXTURE(q) {
 	struct ibv_context *ctx;
@@ -44,7 +32,7 @@ FIXTURE_SETUP(q)
 
 	if (!name)
 		SKIP(return, "VROCE_DEV not set (run queues.sh)");
-	self->ctx = open_by_name(name);
+	self->ctx = vroce_open_by_name(name);
 	ASSERT_NE(NULL, self->ctx) TH_LOG("cannot open %s", name);
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &self->attr));
 	ASSERT_EQ(0, ibv_query_gid(self->ctx, 1, 0, &self->gid));

@@ -18,19 +18,7 @@
 #include <rdma/vroce.h>
 
 #include "../../../kselftest_harness.h"
-
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
+#include "vroce_test.h"
 
 FIXTURE(dev) {
 	struct ibv_context *ctx;
@@ -42,7 +30,7 @@ FIXTURE_SETUP(dev)
 
 	if (!name)
 		SKIP(return, "VROCE_DEV not set (run verbs.sh)");
-	self->ctx = open_by_name(name);
+	self->ctx = vroce_open_by_name(name);
 	ASSERT_NE(NULL, self->ctx) TH_LOG("cannot open %s", name);
 }
 
@@ -225,7 +213,7 @@ TEST(many_contexts)
 	if (!name)
 		SKIP(return, "VROCE_DEV not set (run verbs.sh)");
 	for (i = 0; i < N; i++) {
-		ctx[i] = open_by_name(name);
+		ctx[i] = vroce_open_by_name(name);
 		ASSERT_NE(NULL, ctx[i]);
 		pd[i] = ibv_alloc_pd(ctx[i]);
 		ASSERT_NE(NULL, pd[i]);
