@@ -84,7 +84,7 @@ show_devices() {
 # followed by the device counters ('rdma statistic show link vroce_a/1').
 write_bw() {
 	section "ib_write_bw vroce_a -> vroce_b"
-	echo "not run: vroce has no data path yet (QPs/MRs); see write_bw() in tools/demo.sh"
+	echo "not run: vroce has no wire transport yet (QPs and MRs exist; posted sends stay queued); see write_bw() in tools/demo.sh"
 }
 
 guest() {
