@@ -74,8 +74,8 @@ show_devices() {
 	ibv_devinfo -v -d vroce_a | sed -n '/^[[:space:]]*port:/,$p'
 }
 
-# ib_write_bw from a to b. Not yet: vroce has no data path (QPs, MRs and the
-# requester/responder engines). When it does, this becomes, for example:
+# ib_write_bw from a to b. Not yet: QPs and MRs exist, but the wire transport
+# (requester, responder and completer engines) does not. Then this becomes:
 #
 #   ip netns exec b ib_write_bw -d vroce_b -x <v2 GID index> -s 65536 -D 5 &
 #   wait until b listens on TCP 18515
