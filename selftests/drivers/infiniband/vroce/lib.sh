@@ -152,7 +152,42 @@ port_attr() {
 	cat "/sys/class/infiniband/$1/ports/1/$2"
 }
 
+# vroce_veth_dev DEV NDEV PEER: load vroce, create the veth pair NDEV/PEER
+# (both up) and a vroce device DEV over NDEV, and wait for its first GID.
+vroce_veth_dev() {
+	vroce_load &&
+		ip link add "$2" type veth peer name "$3" &&
+		ip link set "$2" up && ip link set "$3" up &&
+		rdma link add "$1" type vroce netdev "$2" &&
+		wait_for 10 test -e "/sys/class/infiniband/$1/ports/1/gids/0"
+}
+
+# udp_port_hold [NETNS]: bind UDP 4791 (IPv4, any address) from user space,
+# in NETNS if given, until udp_port_release.
+VROCE_PORT_PID=
+udp_port_hold() {
+	local in_ns=()
+
+	[ -n "${1:-}" ] && in_ns=(ip netns exec "$1")
+	"${in_ns[@]}" python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 4791))
+print("bound", flush=True)
+time.sleep(600)' >"$VROCE_LOG.port" 2>&1 &
+	VROCE_PORT_PID=$!
+	wait_for 10 grep -q bound "$VROCE_LOG.port"
+}
+
+udp_port_release() {
+	[ -n "$VROCE_PORT_PID" ] || return 0
+	kill "$VROCE_PORT_PID" 2>/dev/null
+	wait "$VROCE_PORT_PID" 2>/dev/null
+	VROCE_PORT_PID=
+}
+
 vroce_cleanup() {
+	udp_port_release
 	ns_del_all
 	rm -f "$VROCE_LOG"
 }

@@ -8,10 +8,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 vroce_require ip rdma ibv_devices python3
 
-PORT_PID=
-
 cleanup() {
-	[ -n "$PORT_PID" ] && kill "$PORT_PID" 2>/dev/null
+	udp_port_release
 	wait 2>/dev/null
 	ip link del lva 2>/dev/null
 	ip link del lbr 2>/dev/null
@@ -100,24 +98,12 @@ same_name_twice() {
 		rdma link delete lv1 && rdma_dev_gone lv1
 }
 
-# Hold UDP 4791 in namespace $1 from user space.
-hold_port_in_ns() {
-	ip netns exec "$1" python3 -c '
-import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", 4791))
-print("bound", flush=True)
-time.sleep(600)' >"$VROCE_LOG.port" 2>&1 &
-	PORT_PID=$!
-	wait_for 10 grep -q bound "$VROCE_LOG.port"
-}
-
 port_taken_in_netns() {
 	local ns
 
 	ns=$(ns_add link) || return 1
 	ip -n "$ns" link add pva type veth peer name pvb || return 1
-	hold_port_in_ns "$ns" || return 1
+	udp_port_hold "$ns" || return 1
 	dmesg_mark port-in-ns
 	fails_with "Address already in use" \
 		ip netns exec "$ns" rdma link add lbad type vroce netdev pva &&
@@ -125,9 +111,7 @@ port_taken_in_netns() {
 		dmesg_since port-in-ns | grep -q "vroce: UDP port 4791 is already in use"
 	local rc=$?
 
-	kill "$PORT_PID"
-	wait "$PORT_PID" 2>/dev/null
-	PORT_PID=
+	udp_port_release
 	[ "$rc" = 0 ] || return 1
 	# Once the port is free the same request succeeds.
 	ip netns exec "$ns" rdma link add lv3 type vroce netdev pva &&

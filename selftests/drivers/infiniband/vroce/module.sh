@@ -15,30 +15,13 @@ HOLDER_PID=
 
 cleanup() {
 	[ -n "$HOLDER_PID" ] && kill "$HOLDER_PID" 2>/dev/null
+	udp_port_release
 	wait 2>/dev/null
 	vroce_unload 2>/dev/null
 	rmmod rdma_rxe 2>/dev/null
 	vroce_cleanup
 }
 trap cleanup EXIT
-
-# Hold UDP port 4791 (IPv4, any address) from user space until killed.
-hold_udp_port() {
-	python3 -c '
-import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", 4791))
-print("bound", flush=True)
-time.sleep(600)' >"$VROCE_LOG.port" 2>&1 &
-	HOLDER_PID=$!
-	wait_for 10 grep -q bound "$VROCE_LOG.port"
-}
-
-release_udp_port() {
-	kill "$HOLDER_PID" 2>/dev/null
-	wait "$HOLDER_PID" 2>/dev/null
-	HOLDER_PID=
-}
 
 load_unload() {
 	vroce_load && vroce_loaded && vroce_unload && ! vroce_loaded
@@ -47,15 +30,15 @@ load_unload() {
 refuses_when_port_taken() {
 	local out
 
-	hold_udp_port || return 1
+	udp_port_hold || return 1
 	dmesg_mark port-taken
 	vroce_modprobe_deps
 	if out=$(insmod "$VROCE_KO" 2>&1); then
 		echo "insmod succeeded although UDP 4791 is taken"
-		release_udp_port
+		udp_port_release
 		return 1
 	fi
-	release_udp_port
+	udp_port_release
 	echo "$out"
 	grep -q "Address already in use" <<<"$out" || return 1
 	dmesg_since port-taken | grep -q "vroce: UDP port 4791 is already in use.*rdma_rxe"

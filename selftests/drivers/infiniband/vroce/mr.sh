@@ -26,11 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 setup() {
-	vroce_load &&
-		ip link add wa type veth peer name wb &&
-		ip link set wa up && ip link set wb up &&
-		rdma link add wv0 type vroce netdev wa &&
-		wait_for 10 rdma_dev_exists wv0
+	vroce_veth_dev wv0 wa wb
 }
 
 if ! setup >"$VROCE_LOG" 2>&1; then

@@ -17,11 +17,7 @@ cleanup() {
 trap cleanup EXIT
 
 setup() {
-	vroce_load &&
-		ip link add qa type veth peer name qb &&
-		ip link set qa up && ip link set qb up &&
-		rdma link add qv0 type vroce netdev qa &&
-		wait_for 10 test -e /sys/class/infiniband/qv0/ports/1/gids/0
+	vroce_veth_dev qv0 qa qb
 }
 
 if ! setup >"$VROCE_LOG" 2>&1; then

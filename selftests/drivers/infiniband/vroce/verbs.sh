@@ -16,11 +16,8 @@ cleanup() {
 trap cleanup EXIT
 
 setup() {
-	vroce_load &&
-		ip link add wa type veth peer name wb &&
-		ip link set wa up && ip link set wb up &&
+	vroce_veth_dev wv0 wa wb &&
 		ip addr add 192.0.2.11/24 dev wa &&
-		rdma link add wv0 type vroce netdev wa &&
 		wait_for 10 sh -c "grep -qx 0000:0000:0000:0000:0000:ffff:c000:020b /sys/class/infiniband/wv0/ports/1/gids/*"
 }
 
