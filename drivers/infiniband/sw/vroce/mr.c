@@ -39,6 +39,7 @@
 
 #include "device.h"
 #include "mr.h"
+#include "mr_copy.h"
 #include "query.h"
 
 void vroce_mr_dev_init(struct vroce_dev *vdev)
@@ -244,6 +245,45 @@ int vroce_mr_invalidate(struct vroce_dev *vdev, u32 key, struct ib_pd *pd)
 	}
 	vroce_mr_put(mr);
 	return err;
+}
+
+/**
+ * vroce_rkey_get - resolve the rkey of a request from the wire
+ * @vdev: the device
+ * @ibqp: the responder QP (its PD is checked against the key's)
+ * @rkey: the rkey (untrusted)
+ * @va: the first remote address the request touches (untrusted)
+ * @len: bytes the request touches (untrusted)
+ * @access: IB_ACCESS_REMOTE_* the request needs
+ *
+ * Context: the transport, any context.
+ * Return: the MR with a reference (vroce_mr_put() it), or NULL if @rkey
+ * names no valid MR of the QP's PD granting @access over [@va, @va + @len).
+ */
+struct vroce_mr *vroce_rkey_get(struct vroce_dev *vdev, struct ib_qp *ibqp,
+				u32 rkey, u64 va, u64 len, int access)
+{
+	struct vroce_mr *mr = vroce_mr_get(vdev, rkey, ibqp->pd, access);
+
+	if (mr && !vroce_mr_range_ok(mr, va, len)) {
+		vroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+/**
+ * vroce_rkey_invalidate - the invalidation a Send with Invalidate asks for
+ * @vdev: the device
+ * @ibqp: the responder QP
+ * @rkey: the IETH rkey (untrusted)
+ *
+ * Return: 0, or -EINVAL if @rkey names nothing the QP may invalidate.
+ */
+int vroce_rkey_invalidate(struct vroce_dev *vdev, struct ib_qp *ibqp,
+			  u32 rkey)
+{
+	return vroce_mr_invalidate(vdev, rkey, ibqp->pd);
 }
 
 struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access)

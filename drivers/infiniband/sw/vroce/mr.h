@@ -84,6 +84,10 @@ struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 void vroce_mr_put(struct vroce_mr *mr);
 int vroce_mr_fast_reg(struct vroce_mr *mr, u32 key, int access);
 int vroce_mr_invalidate(struct vroce_dev *vdev, u32 key, struct ib_pd *pd);
+struct vroce_mr *vroce_rkey_get(struct vroce_dev *vdev, struct ib_qp *ibqp,
+				u32 rkey, u64 va, u64 len, int access);
+int vroce_rkey_invalidate(struct vroce_dev *vdev, struct ib_qp *ibqp,
+			  u32 rkey);
 
 struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
