@@ -286,3 +286,7 @@ const struct attribute_group vroce_cc_attr_group = {
 	.name = "cc",
 	.attrs = vroce_cc_attrs,
 };
+
+#ifdef VROCE_DEBUG
+#include "selftest/cc.c"
+#endif

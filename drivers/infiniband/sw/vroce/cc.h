@@ -56,4 +56,13 @@ void vroce_cc_qp_init(struct vroce_dev *vdev, struct vroce_qp_cc *qcc,
 		      u32 line_kbps);
 void vroce_cc_qp_uninit(struct vroce_dev *vdev, struct vroce_qp_cc *qcc);
 
+#ifdef VROCE_DEBUG
+bool vroce_cc_selftest(void);
+#else
+static inline bool vroce_cc_selftest(void)
+{
+	return true;
+}
+#endif
+
 #endif /* _VROCE_CC_H */
