@@ -43,7 +43,7 @@
 #include "srq.h"
 #include "xport.h"
 
-#define VROCE_TASK_BUDGET 128
+#define VROCE_TASK_BUDGET 16
 
 static struct workqueue_struct *vroce_wq;
 
@@ -141,10 +141,6 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 			skb_queue_purge(&qp->rxq);
 			return false;
 		}
-		if (test_and_clear_bit(0, &qp->req.timer_fired)) {
-			vroce_comp_timer(qp);
-			continue;
-		}
 		/*
 		 * READ responses go out before later requests are looked at;
 		 * responses to our own requests and retried READs may pass.
@@ -161,6 +157,11 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 		skb = skb_dequeue(&qp->rxq);
 		if (skb) {
 			vroce_task_rx(qp, skb);
+			continue;
+		}
+		/* After the queued responses: they may be the progress. */
+		if (test_and_clear_bit(0, &qp->req.timer_fired)) {
+			vroce_comp_timer(qp);
 			continue;
 		}
 		if (vroce_resp_step(qp))
