@@ -74,17 +74,37 @@ show_devices() {
 	ibv_devinfo -v -d vroce_a | sed -n '/^[[:space:]]*port:/,$p'
 }
 
-# ib_write_bw from a to b. Not yet: QPs and MRs exist, but the wire transport
-# (requester, responder and completer engines) does not. Then this becomes:
-#
-#   ip netns exec b ib_write_bw -d vroce_b -x <v2 GID index> -s 65536 -D 5 &
-#   wait until b listens on TCP 18515
-#   ip netns exec a ib_write_bw -d vroce_a -x <v2 GID index> -s 65536 -D 5 192.0.2.2
-#
-# followed by the device counters ('rdma statistic show link vroce_a/1').
+# The index of DEV's RoCE v2 GID for the IPv4 address $2.
+v2_gid_index() {
+	local t i want
+
+	# shellcheck disable=SC2086 # the four bytes of the address, split
+	want=0000:0000:0000:0000:0000:ffff:$(printf '%02x%02x:%02x%02x' ${2//./ })
+	for t in /sys/class/infiniband/"$1"/ports/1/gid_attrs/types/*; do
+		i=${t##*/}
+		[ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gids/$i")" = "$want" ] &&
+			echo "$i" && return 0
+	done
+	return 1
+}
+
+# ib_write_bw from a to b over RoCE v2 (IPv4), then the device counters.
 write_bw() {
-	section "ib_write_bw vroce_a -> vroce_b"
-	echo "not run: vroce has no wire transport yet (QPs and MRs exist; posted sends stay queued); see write_bw() in tools/demo.sh"
+	local ga gb pid
+
+	section "ib_write_bw vroce_a -> vroce_b (RoCE v2, IPv4)"
+	ga=$(v2_gid_index vroce_a 192.0.2.1)
+	gb=$(v2_gid_index vroce_b 192.0.2.2)
+	ip netns exec b timeout 120 ib_write_bw -d vroce_b -x "$gb" -s 65536 \
+		-n 500 -u 18 >/dev/null &
+	pid=$!
+	sleep 1
+	run ip netns exec a timeout 120 ib_write_bw -d vroce_a -x "$ga" \
+		-s 65536 -n 500 -u 18 192.0.2.2
+	wait "$pid"
+	section "rdma statistic show link vroce_a/1"
+	run ip netns exec a rdma statistic show link vroce_a/1
 }
 
 guest() {
