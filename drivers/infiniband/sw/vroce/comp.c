@@ -228,7 +228,8 @@ static void vroce_comp_seq_nak(struct vroce_qp *qp, u32 psn)
 	vroce_comp_count(qp, VROCE_CNT_PACKET_SEQ_ERR);
 	if (vroce_psn_cmp(psn, qp->req.una) > 0)
 		vroce_req_progress(qp, psn);
-	if (qp->req.last_nak_una == qp->req.una)
+	/* Waiting out an RNR NAK: the retry after it covers this gap. */
+	if (qp->req.rnr_wait || qp->req.last_nak_una == qp->req.una)
 		return;
 	if (!qp->req.retry_left) {
 		vroce_comp_fail(qp, IB_WC_RETRY_EXC_ERR);

@@ -210,10 +210,10 @@ static void vroce_qp_reset_queues(struct vroce_qp *qp)
 {
 	unsigned long flags;
 
-	vroce_xport_reset(qp);
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	vroce_queue_discard(&qp->sq.queue);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	vroce_xport_reset(qp);
 	if (qp->srq)
 		return;
 	spin_lock_irqsave(&qp->rq.lock, flags);

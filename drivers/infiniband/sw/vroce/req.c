@@ -509,8 +509,9 @@ void vroce_req_reset(struct vroce_qp *qp)
 	vroce_sge_cursor_done(&req->cur);
 	vroce_sge_cursor_done(&req->rcur);
 	req->rcur_active = false;
-	req->idx = 0;
-	req->next_new = 0;
+	/* The SQ resumes where the ring's consumer index is. */
+	req->idx = qp->sq.queue.cons;
+	req->next_new = qp->sq.queue.cons;
 	req->started = false;
 	req->offset = 0;
 	req->psn = 0;

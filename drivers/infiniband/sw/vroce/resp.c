@@ -186,6 +186,8 @@ static int vroce_resp_need_rwqe(struct vroce_qp *qp, u32 psn)
 	if (qp->resp.have_rwqe || !vroce_resp_get_rwqe(qp))
 		return 0;
 	vroce_resp_count(qp, VROCE_CNT_OUT_OF_BUFFER);
+	/* The packets after it are dropped without a sequence NAK. */
+	qp->resp.nak_sent = true;
 	vroce_resp_nak(qp, psn,
 		       VROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
 	return -ENOENT;

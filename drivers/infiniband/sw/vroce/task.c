@@ -224,6 +224,8 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	if (!qp->resp.res)
 		goto err;
 	qp->resp.nres = 1;
+	vroce_req_reset(qp);
+	vroce_resp_reset(qp);
 	return 0;
 
 err:
