@@ -387,6 +387,13 @@ void vroce_comp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 		vroce_comp_read_resp(qp, skb, op, psn);
 		break;
 	}
+	/*
+	 * Resending after going back, the requester may be behind what the
+	 * peer just acknowledged (its earlier ACKs were late): it must not
+	 * go on in WQEs that are completed and whose slots are reused.
+	 */
+	if (vroce_psn_cmp(qp->req.una, qp->req.psn) > 0)
+		vroce_req_rewind(qp);
 out:
 	kfree_skb(skb);
 }

@@ -132,7 +132,8 @@ void vroce_req_shrink_window(struct vroce_qp *qp)
  * @qp: the QP
  *
  * The WQE at the head of the SQ holds req.una: the requester resumes in
- * it, at the packet of that PSN.
+ * it, at the packet of that PSN. Also used to move forward, when an ACK
+ * acknowledged more than the requester had resent after going back.
  */
 void vroce_req_rewind(struct vroce_qp *qp)
 {
@@ -141,8 +142,15 @@ void vroce_req_rewind(struct vroce_qp *qp)
 	struct vroce_swqe *sw;
 	u32 pkts;
 
-	if (head == req->next_new)
+	vroce_sge_cursor_done(&req->cur);
+	if (head == req->next_new) {
+		/* Everything was acknowledged: carry on with new WQEs. */
+		req->idx = head;
+		req->started = false;
+		req->offset = 0;
+		req->psn = req->una;
 		return;
+	}
 	sw = &req->wqes[head];
 	pkts = req->una - sw->first_psn;
 	pkts &= VROCE_PSN_MASK;
