@@ -191,24 +191,35 @@ pingpong() {
 	}
 }
 
-# perf SIZE COLUMN TOOL ARGS...: perftest's result row for SIZE bytes has a
-# number > 0 in COLUMN (bw: 5 = MsgRate, as a few small messages round the
-# MB/s columns to 0.00; lat: 5 = t_typical).
+# perf SIZE COLUMN TOOL ARGS...: perftest's result row for SIZE bytes has
+# at least the iterations asked for (-q multiplies them) and a number > 0 in COLUMN (bw: 5 =
+# MsgRate, as a few small messages round the MB/s columns to 0.00; lat: 5
+# = t_typical, in cycles (-C)). perftest converts bw from cycles with a
+# clock it calibrates at start; under TCG on a loaded host that can fail
+# ("Correlation coefficient r^2 ... < 0.9") and print 0: the bw is then not
+# checked.
 perf() {
-	local size=$1 col=$2 v
+	local size=$1 col=$2 iters=$ITERS lat=() row
 
 	shift 2
-	case $1 in
-	*_lat) pair "$@" -F -n "$LAT_ITERS" || return 1 ;;
-	*) pair "$@" -F -n "$ITERS" || return 1 ;;
-	esac
-	v=$(awk -v s="$size" -v c="$col" '$1 == s && NF >= c { print $c; exit }' \
+	case $1 in *_lat) iters=$LAT_ITERS lat=(-C) ;; esac
+	pair "$@" "${lat[@]}" -F -n "$iters" || return 1
+	row=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' \
 		"$VROCE_LOG.cli")
-	if ! awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }'; then
-		echo "no result > 0 for $size bytes in column $col (got '$v'):"
+	if ! awk -v c="$col" -v n="$iters" '{ exit !($2 >= n && NF >= c) }' \
+	     <<<"$row"; then
+		echo "no result row for $size bytes, $iters iterations:"
 		cat "$VROCE_LOG.cli"
 		return 1
 	fi
+	awk -v c="$col" '{ exit !($c + 0 > 0) }' <<<"$row" && return 0
+	if [ ${#lat[@]} = 0 ] && grep -q "Correlation coefficient" "$VROCE_LOG.cli"; then
+		echo "# perftest's clock calibration failed: bw not checked"
+		return 0
+	fi
+	echo "result column $col for $size bytes is not > 0:"
+	cat "$VROCE_LOG.cli"
+	return 1
 }
 
 # The rc_test cases, re-emitted as ours with a prefix.
@@ -239,15 +250,15 @@ rc_test_run() {
 }
 
 # cases 4|6: the cases run in each topology for that GID family, as
-# "DESC|COMMAND...". The two families split the sizes between them (both
-# cross MTU boundaries), to keep the run short on TCG.
+# "DESC|COMMAND...". The two families split the sizes and options between
+# them (each run crosses MTU boundaries), to keep the run short on TCG.
 cases() {
-	local s bw lat q
+	local s bw lat atomic
 
 	if [ "$1" = 4 ]; then
-		bw=(1 1025 65536) lat=(1 1025) q=65536
+		bw=(1 1025 65536) lat=1025 atomic=FETCH_AND_ADD
 	else
-		bw=(1023 4096 1048576) lat=(4096 65536) q=1025
+		bw=(1023 4096 1048576) lat=65536 atomic=CMP_AND_SWAP
 	fi
 	echo "ibv_rc_pingpong|pingpong ibv_rc_pingpong -n 5 -s 5000 -c"
 	echo "ibv_srq_pingpong|pingpong ibv_srq_pingpong -n 5 -s 5000 -q 4"
@@ -256,16 +267,15 @@ cases() {
 		echo "ib_read_bw -s $s|perf $s 5 ib_read_bw -s $s"
 		echo "ib_send_bw -s $s|perf $s 5 ib_send_bw -s $s"
 	done
-	echo "ib_write_bw -q 4 -s $q|perf $q 5 ib_write_bw -s $q -q 4"
-	echo "ib_read_bw -q 4 -s $q|perf $q 5 ib_read_bw -s $q -q 4"
-	echo "ib_send_bw -q 4 -s $q|perf $q 5 ib_send_bw -s $q -q 4"
-	echo "ib_atomic_bw FETCH_AND_ADD|perf 8 5 ib_atomic_bw -A FETCH_AND_ADD"
-	echo "ib_atomic_bw CMP_AND_SWAP|perf 8 5 ib_atomic_bw -A CMP_AND_SWAP"
-	for s in "${lat[@]}"; do
-		echo "ib_write_lat -s $s|perf $s 5 ib_write_lat -s $s"
-		echo "ib_read_lat -s $s|perf $s 5 ib_read_lat -s $s"
-		echo "ib_send_lat -s $s|perf $s 5 ib_send_lat -s $s"
-	done
+	if [ "$1" = 4 ]; then
+		echo "ib_write_bw -q 4|perf 65536 5 ib_write_bw -s 65536 -q 4"
+		echo "ib_read_bw -q 4|perf 65536 5 ib_read_bw -s 65536 -q 4"
+		echo "ib_send_bw -q 4|perf 65536 5 ib_send_bw -s 65536 -q 4"
+	fi
+	echo "ib_atomic_bw $atomic|perf 8 5 ib_atomic_bw -A $atomic"
+	echo "ib_write_lat -s $lat|perf $lat 5 ib_write_lat -s $lat"
+	echo "ib_read_lat -s $lat|perf $lat 5 ib_read_lat -s $lat"
+	echo "ib_send_lat -s $lat|perf $lat 5 ib_send_lat -s $lat"
 }
 
 TOPOS=(veth loop)
