@@ -266,18 +266,20 @@ static void side_close(struct side *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static void pair_open(struct __test_metadata *_metadata, struct side *a,
-		      struct side *b)
+/* 0 with both sides open; 1 if the test is skipped. */
+static int pair_open(struct __test_metadata *_metadata, struct side *a,
+		     struct side *b)
 {
 	const char *dev = getenv("VROCE_DEV");
 	const char *peer = getenv("VROCE_PEER_DEV");
 
 	if (!dev || !*dev)
-		SKIP(return, "VROCE_DEV not set (run rc.sh)");
+		SKIP(return 1, "VROCE_DEV not set (run rc.sh)");
 	if (!peer || !*peer)
 		peer = dev;
 	side_open(_metadata, a, dev, "VROCE_GID");
 	side_open(_metadata, b, peer, "VROCE_PEER_GID");
+	return 0;
 }
 
 static uint32_t min_u32(uint32_t x, uint32_t y)
@@ -554,7 +556,8 @@ FIXTURE_VARIANT_ADD(xfer, read) { .op = OP_READ };
 
 FIXTURE_SETUP(xfer)
 {
-	pair_open(_metadata, &self->a, &self->b);
+	if (pair_open(_metadata, &self->a, &self->b))
+		return;
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
 }
 
@@ -658,7 +661,8 @@ FIXTURE_VARIANT_ADD(inl, write_imm) { .op = OP_WRITE_IMM };
 
 FIXTURE_SETUP(inl)
 {
-	pair_open(_metadata, &self->a, &self->b);
+	if (pair_open(_metadata, &self->a, &self->b))
+		return;
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
 }
 
