@@ -6,6 +6,8 @@
 #define _VROCE_TEST_H
 
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <infiniband/verbs.h>
 
 /* Open the RDMA device called @name; NULL if there is none or it fails. */
@@ -20,6 +22,33 @@ static inline struct ibv_context *vroce_open_by_name(const char *name)
 			ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
 	return ctx;
+}
+
+/*
+ * The index of the first RoCE v2 GID of @family (AF_INET: IPv4-mapped,
+ * AF_INET6: any other but link-local) on @port of @ctx; -1 if there is none.
+ */
+static inline int vroce_roce_v2_gid(struct ibv_context *ctx, uint8_t port,
+				    int family)
+{
+	struct ibv_port_attr pattr;
+	struct ibv_gid_entry e;
+	struct in6_addr *a;
+	int i, v4;
+
+	if (ibv_query_port(ctx, port, &pattr))
+		return -1;
+	for (i = 0; i < pattr.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(ctx, port, i, &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2)
+			continue;
+		a = (struct in6_addr *)e.gid.raw;
+		v4 = IN6_IS_ADDR_V4MAPPED(a);
+		if (family == AF_INET ? v4 :
+		    !v4 && !IN6_IS_ADDR_LINKLOCAL(a) && !IN6_IS_ADDR_UNSPECIFIED(a))
+			return i;
+	}
+	return -1;
 }
 
 #endif /* _VROCE_TEST_H */

@@ -1,0 +1,392 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The RC data path end to end, in two topologies and with IPv4 and IPv6
+# RoCE v2 GIDs:
+#
+#   veth:  [ns rca-*: rca over va] ==veth== [ns rcb-*: rcb over vb]
+#   loop:  [ns rcl-*: rcl over la] (la's veth peer lb is up, unused):
+#          both ends on one device
+#
+# In each: rc_test (byte-exact data for every opcode, error paths; its
+# results are re-emitted here, one line per case), ibv_rc_pingpong,
+# ibv_srq_pingpong and perftest (write/read/send/atomic bw, write/read/send
+# lat) with sizes crossing MTU boundaries and with several QPs. perftest
+# results are checked for a zero exit status and a parsed, non-zero number,
+# never for speed. Every program runs under timeout(1).
+#
+# RDMA_TEST_DRIVER=rxe runs the same cases against rdma_rxe instead (only
+# in the initial namespace and only in loopback: rxe supports nothing
+# else), to tell a test bug from a driver bug.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DRIVER=${RDMA_TEST_DRIVER:-vroce}
+# A hang guard per program, far above what the slowest kernel needs.
+TMO=${RC_TIMEOUT:-180}
+ITERS=5
+# perftest latency needs more samples than that to report a number.
+LAT_ITERS=20
+TOOLS=(ip rdma ss timeout ibv_rc_pingpong ibv_srq_pingpong ib_write_bw
+       ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat
+       ib_send_lat)
+
+# The current topology: devices, GID indices, namespaces, the server's
+# address for the out-of-band TCP connection.
+DEV_A=
+DEV_B=
+GID_A=
+GID_B=
+SERVER_IP=
+EXEC_A=() EXEC_B=()
+PORT=19000
+SRV_PID=
+
+if [ "$DRIVER" = rxe ]; then
+	[ "$(id -u)" = 0 ] || vroce_skip_all "must run as root"
+	for t in "${TOOLS[@]}"; do
+		command -v "$t" >/dev/null || vroce_skip_all "$t not installed"
+	done
+else
+	vroce_require "${TOOLS[@]}"
+fi
+
+cleanup() {
+	server_stop
+	rdma link delete rca 2>/dev/null
+	rdma link delete rcb 2>/dev/null
+	rdma link delete rcl 2>/dev/null
+	if [ "$DRIVER" = rxe ]; then
+		rdma link delete rxe_rc 2>/dev/null
+		ip link del rxa 2>/dev/null
+		modprobe -r rdma_rxe 2>/dev/null
+	else
+		vroce_unload
+	fi
+	rm -f "$VROCE_LOG".*
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+# gid_index DEV 4|6: the first RoCE v2 GID of that family (IPv6: not
+# link-local), as rc_test's vroce_roce_v2_gid() picks it.
+gid_index() {
+	local dir="/sys/class/infiniband/$1/ports/1" i gid
+
+	for i in $(cd "$dir/gid_attrs/types" && printf '%s\n' * | sort -n); do
+		[ "$(cat "$dir/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] ||
+			continue
+		gid=$(cat "$dir/gids/$i")
+		case "$1:$gid" in
+		*:0000:0000:0000:0000:0000:0000:0000:0000 | *:fe80:*) continue ;;
+		*:0000:0000:0000:0000:0000:ffff:*) [ "$2" = 4 ] || continue ;;
+		*) [ "$2" = 6 ] || continue ;;
+		esac
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+gids_ready() {
+	gid_index "$1" 4 && gid_index "$1" 6
+}
+
+setup_veth() {
+	local nsa nsb
+
+	nsa=$(ns_add rca) && nsb=$(ns_add rcb) || return 1
+	vroce_load &&
+		ip -n "$nsa" link add va type veth peer name vb netns "$nsb" &&
+		ip -n "$nsa" addr add 192.0.2.1/24 dev va &&
+		ip -n "$nsa" addr add 2001:db8::1/64 dev va nodad &&
+		ip -n "$nsb" addr add 192.0.2.2/24 dev vb &&
+		ip -n "$nsb" addr add 2001:db8::2/64 dev vb nodad &&
+		ip -n "$nsa" link set va up && ip -n "$nsb" link set vb up &&
+		ip netns exec "$nsa" rdma link add rca type vroce netdev va &&
+		ip netns exec "$nsb" rdma link add rcb type vroce netdev vb &&
+		wait_for 10 gids_ready rca && wait_for 10 gids_ready rcb ||
+		return 1
+	DEV_A=rca DEV_B=rcb SERVER_IP=192.0.2.2
+	EXEC_A=(ip netns exec "$nsa") EXEC_B=(ip netns exec "$nsb")
+}
+
+setup_loop() {
+	local ns="" dev=rcl nd=la
+
+	if [ "$DRIVER" = rxe ]; then
+		# rdma_rxe only works in the initial namespace.
+		dev=rxe_rc nd=rxa
+		vroce_unload && modprobe rdma_rxe &&
+			ip link add rxa type veth peer name rxb || return 1
+		EXEC_A=() EXEC_B=()
+	else
+		ns=$(ns_add rcl) && vroce_load &&
+			ip -n "$ns" link add la type veth peer name lb || return 1
+		EXEC_A=(ip netns exec "$ns") EXEC_B=(ip netns exec "$ns")
+	fi
+	"${EXEC_A[@]}" ip addr add 192.0.2.1/24 dev "$nd" &&
+		"${EXEC_A[@]}" ip addr add 2001:db8::1/64 dev "$nd" nodad &&
+		"${EXEC_A[@]}" ip link set "$nd" up &&
+		"${EXEC_A[@]}" ip link set "${nd%a}b" up &&
+		"${EXEC_A[@]}" rdma link add "$dev" type "$DRIVER" netdev "$nd" &&
+		wait_for 10 gids_ready "$dev" || return 1
+	DEV_A=$dev DEV_B=$dev SERVER_IP=192.0.2.1
+}
+
+# use_family 4|6: pick both ends' GIDs.
+use_family() {
+	GID_A=$(gid_index "$DEV_A" "$1") && GID_B=$(gid_index "$DEV_B" "$1")
+}
+
+listening() {
+	"${EXEC_B[@]}" ss -Hltn "sport = :$1" | grep -q .
+}
+
+server_stop() {
+	[ -n "$SRV_PID" ] || return 0
+	kill "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+	SRV_PID=
+}
+
+# pair TOOL ARGS...: TOOL as a server on DEV_B (with ARGS) and as a client on
+# DEV_A connecting to it; both must exit 0. The client's output is in
+# $VROCE_LOG.cli, both are shown on failure.
+pair() {
+	local tool=$1 gidopt=-x port=$((PORT++)) crc src
+
+	shift
+	case $tool in ibv_*) gidopt=-g ;; esac
+	"${EXEC_B[@]}" timeout "$TMO" "$tool" -d "$DEV_B" "$gidopt" "$GID_B" \
+		-p "$port" "$@" >"$VROCE_LOG.srv" 2>&1 &
+	SRV_PID=$!
+	if ! wait_for 20 listening "$port"; then
+		server_stop
+		echo "server did not listen on port $port:"
+		cat "$VROCE_LOG.srv"
+		return 1
+	fi
+	"${EXEC_A[@]}" timeout "$TMO" "$tool" -d "$DEV_A" "$gidopt" "$GID_A" \
+		-p "$port" "$@" "$SERVER_IP" >"$VROCE_LOG.cli" 2>&1
+	crc=$?
+	wait "$SRV_PID"
+	src=$?
+	SRV_PID=
+	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
+		echo "client exit $crc, server exit $src"
+		echo "--- client: $tool $*"
+		cat "$VROCE_LOG.cli"
+		echo "--- server"
+		cat "$VROCE_LOG.srv"
+		return 1
+	fi
+}
+
+pingpong() {
+	pair "$@" || return 1
+	grep -q "bytes in .* seconds" "$VROCE_LOG.cli" || {
+		cat "$VROCE_LOG.cli"
+		return 1
+	}
+}
+
+# perf SIZE COLUMN TOOL ARGS...: perftest's result row for SIZE bytes has
+# at least the iterations asked for (-q multiplies them) and a number > 0 in COLUMN (bw: 5 =
+# MsgRate, as a few small messages round the MB/s columns to 0.00; lat: 5
+# = t_typical, in cycles (-C)). perftest converts bw from cycles with a
+# clock it calibrates at start; under TCG on a loaded host that can fail
+# ("Correlation coefficient r^2 ... < 0.9") and print 0, and on a slow
+# kernel a few large messages round to 0: the bw is then not checked.
+perf() {
+	local size=$1 col=$2 iters=$ITERS lat=() row
+
+	shift 2
+	case $1 in *_lat) iters=$LAT_ITERS lat=(-C) ;; esac
+	pair "$@" "${lat[@]}" -F -n "$iters" || return 1
+	row=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' \
+		"$VROCE_LOG.cli")
+	if ! awk -v c="$col" -v n="$iters" '{ exit !($2 >= n && NF >= c) }' \
+	     <<<"$row"; then
+		echo "no result row for $size bytes, $iters iterations:"
+		cat "$VROCE_LOG.cli"
+		return 1
+	fi
+	awk -v c="$col" '{ exit !($c + 0 > 0) }' <<<"$row" && return 0
+	if [ ${#lat[@]} = 0 ] && grep -q "Correlation coefficient" "$VROCE_LOG.cli"; then
+		echo "# perftest's clock calibration failed: bw not checked"
+		return 0
+	fi
+	# A few messages taking seconds print as 0.000000 Mpps.
+	if [ ${#lat[@]} = 0 ] && [ -n "$SLOW" ]; then
+		echo "# rate rounds to 0 on a slow kernel: not checked"
+		return 0
+	fi
+	echo "result column $col for $size bytes is not > 0:"
+	cat "$VROCE_LOG.cli"
+	return 1
+}
+
+# The rc_test cases, re-emitted as ours with a prefix.
+RC_TEST_CASES=$(env -u VROCE_DEV "$VROCE_BIN/rc_test" 2>/dev/null | sed -n 's/^1\.\.//p')
+
+rc_test_run() {
+	local prefix=$1 line name
+
+	# Streamed (the debug kernel is slow: show progress), and kept.
+	while IFS= read -r line; do
+		case $line in
+		"ok "*"# SKIP"*)
+			name=${line#ok * }
+			ktap_test_skip "$prefix ${name%% # SKIP*}"
+			;;
+		"ok "*)
+			ktap_test_pass "$prefix ${line#ok * }"
+			;;
+		"not ok "*)
+			ktap_test_fail "$prefix ${line#not ok * }"
+			;;
+		"TAP version"* | "1.."*) ;;
+		*) echo "# $line" ;;
+		esac
+	done < <(VROCE_DEV=$DEV_A VROCE_PEER_DEV=$DEV_B VROCE_GID=$GID_A \
+		 VROCE_PEER_GID=$GID_B timeout 1800 "$VROCE_BIN/rc_test" 2>&1 |
+		 tee "$VROCE_LOG.rct")
+	# The devices' counters, to tell what the transport saw.
+	if grep -q "^not ok" "$VROCE_LOG.rct"; then
+		rdma statistic show link "$DEV_A/1" | sed 's/^/# /'
+		[ "$DEV_B" = "$DEV_A" ] ||
+			rdma statistic show link "$DEV_B/1" | sed 's/^/# /'
+	fi
+}
+
+# A debug kernel (kmemleak, KASAN) is several times slower, and the ACK
+# timeouts there make go-back-N retransmit a lot: less of everything there,
+# unless RC_FULL=1.
+SLOW=
+if [ -e /sys/kernel/debug/kmemleak ] && [ -z "${RC_FULL:-}" ]; then
+	SLOW=1
+	export VROCE_RC_QUICK=1
+fi
+
+# cases 4|6: the cases run in each topology for that GID family, as
+# "DESC|COMMAND...". A perftest run costs seconds of fixed overhead on TCG,
+# so by default IPv4 runs every tool with sizes across MTU boundaries and
+# IPv6 a short list; RC_FULL=1 runs every size of every tool in both; a
+# slow kernel runs a few.
+cases() {
+	local s bw=() lat=() q=() atomic=(FETCH_AND_ADD)
+
+	if [ -n "${RC_FULL:-}" ]; then
+		bw=(1 1023 1025 4096 65536 1048576) lat=(1 1025 65536) q=(65536)
+		atomic=(FETCH_AND_ADD CMP_AND_SWAP)
+	elif [ -n "$SLOW" ]; then
+		bw=(65536)
+	elif [ "$1" = 4 ]; then
+		bw=(1 1025 65536) lat=(1025) q=(65536)
+	else
+		bw=(1048576) atomic=(CMP_AND_SWAP)
+	fi
+	echo "ibv_rc_pingpong|pingpong ibv_rc_pingpong -n 5 -s 5000 -c"
+	echo "ibv_srq_pingpong|pingpong ibv_srq_pingpong -n 5 -s 5000 -q 4"
+	for s in "${bw[@]}"; do
+		echo "ib_write_bw -s $s|perf $s 5 ib_write_bw -s $s"
+		echo "ib_read_bw -s $s|perf $s 5 ib_read_bw -s $s"
+		echo "ib_send_bw -s $s|perf $s 5 ib_send_bw -s $s"
+	done
+	for s in "${q[@]}"; do
+		echo "ib_write_bw -q 4 -s $s|perf $s 5 ib_write_bw -s $s -q 4"
+		echo "ib_read_bw -q 4 -s $s|perf $s 5 ib_read_bw -s $s -q 4"
+		echo "ib_send_bw -q 4 -s $s|perf $s 5 ib_send_bw -s $s -q 4"
+	done
+	for s in "${atomic[@]}"; do
+		echo "ib_atomic_bw $s|perf 8 5 ib_atomic_bw -A $s"
+	done
+	for s in "${lat[@]}"; do
+		echo "ib_write_lat -s $s|perf $s 5 ib_write_lat -s $s"
+		echo "ib_read_lat -s $s|perf $s 5 ib_read_lat -s $s"
+		echo "ib_send_lat -s $s|perf $s 5 ib_send_lat -s $s"
+	done
+}
+
+TOPOS=(veth loop)
+FAMILIES=(4 6)
+mapfile -t CASES4 < <(cases 4)
+mapfile -t CASES6 < <(cases 6)
+N_CASES=$(((${#CASES4[@]} + ${#CASES6[@]}) * ${#TOPOS[@]}))
+
+ktap_print_header
+if [ -z "$RC_TEST_CASES" ]; then
+	ktap_exit_fail_msg "cannot list rc_test's cases"
+fi
+ktap_set_plan $((RC_TEST_CASES * ${#TOPOS[@]} * ${#FAMILIES[@]} + N_CASES))
+
+# skip_rc_test PREFIX REASON, skip_cases PREFIX REASON: one topology and
+# family's rc_test cases, or its other cases.
+skip_rc_test() {
+	local i
+
+	for ((i = 0; i < RC_TEST_CASES; i++)); do
+		ktap_test_skip "$1 rc_test case $i: $2"
+	done
+}
+
+skip_cases() {
+	local c
+
+	for c in "${CASES[@]}"; do
+		ktap_test_skip "$1 ${c%%|*}: $2"
+	done
+}
+
+# run_config PREFIX: rc_test and CASES in the current topology and family.
+# A slow kernel runs rc_test (quick) in veth/IPv4 and the programs in
+# loop/IPv4 only, to stay within the selftest timeout.
+run_config() {
+	local prefix=$1 slow="skipped on a slow (debug) kernel, RC_FULL=1 runs it"
+	local t0=$SECONDS t1 c
+
+	ktap_print_msg "$prefix: $DEV_A GID $GID_A <-> $DEV_B GID $GID_B"
+	case "$SLOW:$prefix" in
+	"1:veth ipv4" | ":"*) rc_test_run "rc_test $prefix" ;;
+	*) skip_rc_test "$prefix" "$slow" ;;
+	esac
+	t1=$SECONDS
+	case "$SLOW:$prefix" in
+	"1:loop ipv4" | ":"*)
+		for c in "${CASES[@]}"; do
+			# shellcheck disable=SC2086 # the command is a word list
+			check "$prefix ${c%%|*}" ${c#*|}
+			[ -z "${RC_VERBOSE:-}" ] ||
+				ktap_print_msg "$((SECONDS - t1)) s"
+		done
+		;;
+	*) skip_cases "$prefix" "$slow" ;;
+	esac
+	ktap_print_msg "$prefix: rc_test $((t1 - t0)) s, the rest $((SECONDS - t1)) s"
+}
+
+for topo in "${TOPOS[@]}"; do
+	ok=1
+	if [ "$DRIVER" = rxe ] && [ "$topo" = veth ]; then
+		ok=0 why="rdma_rxe cannot connect two devices of one host"
+	elif ! "setup_$topo" >"$VROCE_LOG" 2>&1; then
+		sed 's/^/# /' "$VROCE_LOG"
+		ok=0 why="cannot set up the $topo topology"
+	fi
+	for fam in "${FAMILIES[@]}"; do
+		prefix="$topo ipv$fam"
+		if [ "$ok" = 1 ] && ! use_family "$fam"; then
+			ok=0 why="no RoCE v2 IPv$fam GID"
+		fi
+		CASES=("${CASES4[@]}")
+		[ "$fam" = 4 ] || CASES=("${CASES6[@]}")
+		if [ "$ok" = 0 ]; then
+			skip_rc_test "$prefix" "$why"
+			skip_cases "$prefix" "$why"
+			continue
+		fi
+		run_config "$prefix"
+	done
+done
+ktap_finished

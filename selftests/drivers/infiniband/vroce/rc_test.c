@@ -1,0 +1,1297 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RC data path through libibverbs: every opcode with data checked byte
+ * for byte (odd sizes across MTU boundaries, unaligned offsets, multi-SGE,
+ * inline), atomics' returned values, many WRs in flight, mixed post lists,
+ * and the error completions users rely on (REM_ACCESS_ERR, RNR_RETRY_EXC_ERR,
+ * RETRY_EXC_ERR, LOC_LEN_ERR / REM_INV_REQ_ERR, flushes). Run by rc.sh:
+ *   VROCE_DEV, VROCE_PEER_DEV  the requester's and the responder's device
+ *                              (the same name for a single-device loopback)
+ *   VROCE_GID, VROCE_PEER_GID  their GID indices; if unset, the first RoCE
+ *                              v2 GID of VROCE_GID_FAMILY (4 or 6, default 4)
+ *   VROCE_RC_QUICK             if set, fewer offset combinations per size
+ * Nothing here depends on the provider: it passes on rdma_rxe too.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "../../../kselftest_harness.h"
+#include "vroce_test.h"
+
+/* A hang guard on every wait for a completion, not a timing assertion. */
+#define POLL_TIMEOUT_S	60
+/* The harness's per-test alarm; the debug kernel under load is slow. */
+#define TEST_TIMEOUT_S	600
+#define BUF_SIZE	(4u << 20)
+#define QP_DEPTH	256
+#define CQ_DEPTH	1024
+#define MAX_SGE		8
+#define WANT_INLINE	64
+/* Bytes checked on each side of every destination range. */
+#define GUARD		16
+/* The requester's first PSN: 1 MiB at MTU 1024 wraps the 24-bit PSN. */
+#define A_PSN		0xfffff0
+#define B_PSN		0x123456
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq;
+	struct ibv_cq *rcq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	int gid_idx;
+	union ibv_gid gid;
+	enum ibv_mtu mtu;
+	struct ibv_device_attr attr;
+	uint32_t max_inline;
+};
+
+/* The QP attributes the error tests change. */
+struct conn {
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint32_t dest_qpn;	/* 0: the peer's QP */
+};
+
+static const struct conn conn_default = {
+	.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 12,
+};
+
+/* A scatter/gather element as an offset into a side's buffer. */
+struct seg {
+	uint32_t off;
+	uint32_t len;
+};
+
+/* The requester is side a (VROCE_DEV), the responder side b. */
+#define RC_FIXTURE_DATA	\
+	struct side a;	\
+	struct side b
+
+static uint8_t pattern(uint32_t seed, uint32_t i)
+{
+	uint32_t x = i * 0x9e3779b1u ^ (seed + 1) * 0x85ebca6bu;
+
+	x ^= x >> 15;
+	x *= 0x2c1b3c6du;
+	x ^= x >> 12;
+	return x;
+}
+
+#define POISON(seed)	((seed) ^ 0xdeadbeefu)
+
+static void fill(uint8_t *p, uint32_t len, uint32_t seed, uint32_t start)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern(seed, start + i);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* 1 with a completion in @wc, 0 on timeout, -1 if polling failed. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	double end = now_s() + POLL_TIMEOUT_S;
+	unsigned int idle = 0;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? -1 : 1;
+		if (++idle < 1000) {
+			sched_yield();
+			continue;
+		}
+		if (now_s() > end)
+			return 0;
+		usleep(100);
+	}
+}
+
+static const char *wc_str(enum ibv_wc_status s)
+{
+	return ibv_wc_status_str(s);
+}
+
+/*
+ * Wait for the next completion on @cq and check it: @status, and with
+ * success also @opcode; @wr_id and @qp_num always. Opcode and byte_len are
+ * undefined in error completions.
+ */
+static void expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
+		      struct ibv_qp *qp, uint64_t wr_id,
+		      enum ibv_wc_status status, enum ibv_wc_opcode opcode,
+		      struct ibv_wc *out)
+{
+	struct ibv_wc wc;
+	int n = poll_one(cq, &wc);
+
+	ASSERT_EQ(1, n) TH_LOG("no completion for wr_id %llu within %d s (want %s)",
+			       (unsigned long long)wr_id, POLL_TIMEOUT_S,
+			       wc_str(status));
+	EXPECT_EQ(status, wc.status) TH_LOG("wr_id %llu: %s, want %s",
+					    (unsigned long long)wc.wr_id,
+					    wc_str(wc.status), wc_str(status));
+	EXPECT_EQ(wr_id, wc.wr_id);
+	EXPECT_EQ(qp->qp_num, wc.qp_num);
+	if (status == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS)
+		EXPECT_EQ(opcode, wc.opcode)
+			TH_LOG("wr_id %llu", (unsigned long long)wr_id);
+	if (out)
+		*out = wc;
+}
+
+/* No further completion is queued on @cq. */
+static void expect_cq_empty(struct __test_metadata *_metadata,
+			    struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+
+	EXPECT_EQ(0, ibv_poll_cq(cq, 1, &wc))
+		TH_LOG("extra completion wr_id %llu status %s",
+		       (unsigned long long)wc.wr_id, wc_str(wc.status));
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
+		return (enum ibv_qp_state)-1;
+	return attr.qp_state;
+}
+
+/*
+ * The QP is in ERR after an error completion. rdma_rxe moves it there just
+ * after queueing that completion, so wait (bounded) rather than query once.
+ */
+static void expect_qp_err(struct __test_metadata *_metadata, struct ibv_qp *qp)
+{
+	double end = now_s() + POLL_TIMEOUT_S;
+
+	while (qp_state(qp) != IBV_QPS_ERR && now_s() < end)
+		usleep(1000);
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(qp));
+}
+
+static int env_gid(struct ibv_context *ctx, const char *var)
+{
+	const char *v = getenv(var);
+	const char *fam = getenv("VROCE_GID_FAMILY");
+
+	if (v && *v)
+		return atoi(v);
+	return vroce_roce_v2_gid(ctx, 1, fam && !strcmp(fam, "6") ?
+				 AF_INET6 : AF_INET);
+}
+
+static void side_open(struct __test_metadata *_metadata, struct side *s,
+		      const char *dev, const char *gid_var)
+{
+	struct ibv_port_attr pattr;
+	struct ibv_qp_init_attr init = {};
+
+	s->ctx = vroce_open_by_name(dev);
+	ASSERT_NE(NULL, s->ctx) TH_LOG("cannot open %s", dev);
+	ASSERT_EQ(0, ibv_query_device(s->ctx, &s->attr));
+	ASSERT_EQ(0, ibv_query_port(s->ctx, 1, &pattr));
+	ASSERT_EQ(IBV_PORT_ACTIVE, pattr.state);
+	s->mtu = pattr.active_mtu;
+	s->gid_idx = env_gid(s->ctx, gid_var);
+	ASSERT_LE(0, s->gid_idx) TH_LOG("%s: no RoCE v2 GID", dev);
+	ASSERT_EQ(0, ibv_query_gid(s->ctx, 1, s->gid_idx, &s->gid));
+	s->pd = ibv_alloc_pd(s->ctx);
+	ASSERT_NE(NULL, s->pd);
+	s->buf = aligned_alloc(4096, BUF_SIZE);
+	ASSERT_NE(NULL, s->buf);
+	memset(s->buf, 0x5a, BUF_SIZE);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	ASSERT_NE(NULL, s->mr) TH_LOG("reg_mr: %s", strerror(errno));
+	s->scq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
+	ASSERT_NE(NULL, s->scq);
+	s->rcq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
+	ASSERT_NE(NULL, s->rcq);
+	init.send_cq = s->scq;
+	init.recv_cq = s->rcq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = QP_DEPTH;
+	init.cap.max_recv_wr = QP_DEPTH;
+	init.cap.max_send_sge = MAX_SGE;
+	init.cap.max_recv_sge = MAX_SGE;
+	init.cap.max_inline_data = WANT_INLINE;
+	s->qp = ibv_create_qp(s->pd, &init);
+	ASSERT_NE(NULL, s->qp) TH_LOG("create_qp: %s", strerror(errno));
+	s->max_inline = init.cap.max_inline_data;
+	ASSERT_LE(WANT_INLINE, s->max_inline);
+}
+
+static void side_close(struct side *s)
+{
+	if (s->qp)
+		ibv_destroy_qp(s->qp);
+	if (s->rcq)
+		ibv_destroy_cq(s->rcq);
+	if (s->scq)
+		ibv_destroy_cq(s->scq);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->ctx)
+		ibv_close_device(s->ctx);
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+/* 0 with both sides open; 1 if the test is skipped. */
+static int pair_open(struct __test_metadata *_metadata, struct side *a,
+		     struct side *b)
+{
+	const char *dev = getenv("VROCE_DEV");
+	const char *peer = getenv("VROCE_PEER_DEV");
+
+	if (!dev || !*dev)
+		SKIP(return 1, "VROCE_DEV not set (run rc.sh)");
+	if (!peer || !*peer)
+		peer = dev;
+	side_open(_metadata, a, dev, "VROCE_GID");
+	side_open(_metadata, b, peer, "VROCE_PEER_GID");
+	return 0;
+}
+
+static uint32_t min_u32(uint32_t x, uint32_t y)
+{
+	return x < y ? x : y;
+}
+
+/* RESET -> INIT -> RTR -> RTS for @s towards @peer. */
+static int qp_connect(struct side *s, struct side *peer, uint32_t sq_psn,
+		      uint32_t rq_psn, const struct conn *c)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = s->mtu < peer->mtu ? s->mtu : peer->mtu;
+	attr.dest_qp_num = c->dest_qpn ? c->dest_qpn : peer->qp->qp_num;
+	attr.rq_psn = rq_psn;
+	attr.max_dest_rd_atomic = min_u32(16, s->attr.max_qp_rd_atom);
+	attr.min_rnr_timer = c->min_rnr_timer;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = peer->gid;
+	attr.ah_attr.grh.sgid_index = s->gid_idx;
+	attr.ah_attr.grh.hop_limit = 64;
+	attr.ah_attr.port_num = 1;
+	ret = ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = c->timeout;
+	attr.retry_cnt = c->retry_cnt;
+	attr.rnr_retry = c->rnr_retry;
+	attr.sq_psn = sq_psn;
+	attr.max_rd_atomic = min_u32(16, s->attr.max_qp_init_rd_atom);
+	return ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void pair_connect(struct __test_metadata *_metadata, struct side *a,
+			 struct side *b, const struct conn *c)
+{
+	ASSERT_EQ(0, qp_connect(a, b, A_PSN, B_PSN, c)) TH_LOG("%s", strerror(errno));
+	if (b->qp) {
+		ASSERT_EQ(0, qp_connect(b, a, B_PSN, A_PSN, c))
+			TH_LOG("%s", strerror(errno));
+	}
+}
+
+enum op { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ };
+
+static const struct {
+	enum ibv_wr_opcode wr;
+	enum ibv_wc_opcode swc;	/* the requester's completion */
+	enum ibv_wc_opcode rwc;	/* the responder's, if it consumes a recv */
+	int recv;		/* consumes a receive WQE */
+	int imm;
+	int read;		/* data flows from b to a */
+	const char *name;
+} ops[] = {
+	[OP_SEND] = { IBV_WR_SEND, IBV_WC_SEND, IBV_WC_RECV, 1, 0, 0, "SEND" },
+	[OP_SEND_IMM] = { IBV_WR_SEND_WITH_IMM, IBV_WC_SEND, IBV_WC_RECV, 1, 1,
+			  0, "SEND_WITH_IMM" },
+	[OP_WRITE] = { IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE, 0, 0, 0, 0,
+		       "RDMA_WRITE" },
+	[OP_WRITE_IMM] = { IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WC_RDMA_WRITE,
+			   IBV_WC_RECV_RDMA_WITH_IMM, 1, 1, 0,
+			   "RDMA_WRITE_WITH_IMM" },
+	[OP_READ] = { IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, 0, 0, 0, 1,
+		      "RDMA_READ" },
+};
+
+static void to_sge(struct side *s, const struct seg *g, int n,
+		   struct ibv_sge *sge)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge[i].addr = (uintptr_t)s->buf + g[i].off;
+		sge[i].length = g[i].len;
+		sge[i].lkey = s->mr->lkey;
+	}
+}
+
+static uint32_t seg_total(const struct seg *g, int n)
+{
+	uint32_t t = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		t += g[i].len;
+	return t;
+}
+
+/* Fill the source segments with one pattern stream. */
+static void fill_src(uint8_t *buf, const struct seg *g, int n, uint32_t seed)
+{
+	uint32_t pos = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		fill(buf + g[i].off, g[i].len, seed, pos);
+		pos += g[i].len;
+	}
+}
+
+/* Poison the destination segments and GUARD bytes around each. */
+static void poison_dst(uint8_t *buf, const struct seg *g, int n, uint32_t seed)
+{
+	uint32_t lo, hi;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		lo = g[i].off >= GUARD ? g[i].off - GUARD : 0;
+		hi = min_u32(g[i].off + g[i].len + GUARD, BUF_SIZE);
+		fill(buf + lo, hi - lo, POISON(seed), lo);
+	}
+}
+
+/*
+ * The destination segments hold the first @total bytes of the stream, then
+ * poison; the guards around them are untouched. Returns the number of
+ * wrong bytes and reports the first.
+ */
+static size_t check_dst(struct __test_metadata *_metadata, const uint8_t *buf,
+			const struct seg *g, int n, uint32_t total,
+			uint32_t seed)
+{
+	uint32_t pos = 0, lo, hi, j;
+	size_t bad = 0;
+	uint8_t want;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		lo = g[i].off >= GUARD ? g[i].off - GUARD : 0;
+		hi = min_u32(g[i].off + g[i].len + GUARD, BUF_SIZE);
+		for (j = lo; j < hi; j++) {
+			if (j >= g[i].off && j < g[i].off + g[i].len &&
+			    pos + (j - g[i].off) < total)
+				want = pattern(seed, pos + (j - g[i].off));
+			else
+				want = pattern(POISON(seed), j);
+			if (buf[j] == want)
+				continue;
+			if (!bad++)
+				TH_LOG("seg %d (off %u len %u): byte %u is %#x, want %#x%s",
+				       i, g[i].off, g[i].len, j, buf[j], want,
+				       j < g[i].off || j >= g[i].off + g[i].len ?
+				       " (guard)" : "");
+		}
+		pos += g[i].len;
+	}
+	return bad;
+}
+
+struct xfer {
+	enum op op;
+	const struct seg *lsg;	/* the requester's SGEs */
+	int nl;
+	const struct seg *rsg;	/* recv SGEs, or the remote range (1) */
+	int nr;
+	int inl;		/* IBV_SEND_INLINE, and clobber after post */
+	uint32_t seed;
+};
+
+/*
+ * One signaled WR from a to b, both completions checked, then the data:
+ * SEND scatters a's SGEs into b's recv SGEs, WRITE gathers a's SGEs into
+ * b's range, READ scatters b's range into a's SGEs.
+ */
+static void run_xfer(struct __test_metadata *_metadata, struct side *a,
+		     struct side *b, const struct xfer *x)
+{
+	struct ibv_sge lsge[MAX_SGE], rsge[MAX_SGE];
+	struct ibv_send_wr swr = {}, *bad_swr;
+	struct ibv_recv_wr rwr = {}, *bad_rwr;
+	uint32_t total = seg_total(x->lsg, x->nl);
+	uint32_t imm = 0xa5000000u | (x->seed & 0xffffff);
+	int is_send = x->op == OP_SEND || x->op == OP_SEND_IMM;
+	struct ibv_wc wc;
+	uint8_t *src_buf, *dst_buf;
+	const struct seg *src, *dst;
+	int nsrc, ndst;
+
+	if (ops[x->op].read) {
+		src_buf = b->buf, src = x->rsg, nsrc = x->nr;
+		dst_buf = a->buf, dst = x->lsg, ndst = x->nl;
+	} else {
+		src_buf = a->buf, src = x->lsg, nsrc = x->nl;
+		dst_buf = b->buf, dst = x->rsg, ndst = x->nr;
+	}
+	if (!is_send)
+		ASSERT_EQ(total, seg_total(x->rsg, x->nr));
+	fill_src(src_buf, src, nsrc, x->seed);
+	poison_dst(dst_buf, dst, ndst, x->seed);
+
+	if (ops[x->op].recv) {
+		to_sge(b, x->rsg, x->nr, rsge);
+		rwr.wr_id = 0x1000 + x->seed;
+		rwr.sg_list = rsge;
+		/* WRITE_WITH_IMM consumes a recv WQE but places no data in it. */
+		rwr.num_sge = is_send ? x->nr : 0;
+		ASSERT_EQ(0, ibv_post_recv(b->qp, &rwr, &bad_rwr));
+	}
+	to_sge(a, x->lsg, x->nl, lsge);
+	swr.wr_id = 0x2000 + x->seed;
+	swr.sg_list = lsge;
+	swr.num_sge = x->nl;
+	swr.opcode = ops[x->op].wr;
+	swr.send_flags = IBV_SEND_SIGNALED | (x->inl ? IBV_SEND_INLINE : 0);
+	if (ops[x->op].imm)
+		swr.imm_data = htonl(imm);
+	if (!is_send) {
+		swr.wr.rdma.remote_addr = (uintptr_t)b->buf + x->rsg[0].off;
+		swr.wr.rdma.rkey = b->mr->rkey;
+	}
+	ASSERT_EQ(0, ibv_post_send(a->qp, &swr, &bad_swr)) TH_LOG("%s", strerror(errno));
+	/* Inline data is copied at post time: the buffer is free again. */
+	if (x->inl)
+		poison_dst(a->buf, x->lsg, x->nl, x->seed + 1);
+
+	expect_wc(_metadata, a->scq, a->qp, swr.wr_id, IBV_WC_SUCCESS,
+		  ops[x->op].swc, NULL);
+	if (ops[x->op].recv) {
+		expect_wc(_metadata, b->rcq, b->qp, rwr.wr_id, IBV_WC_SUCCESS,
+			  ops[x->op].rwc, &wc);
+		EXPECT_EQ(total, wc.byte_len);
+		if (ops[x->op].imm) {
+			EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+			EXPECT_EQ(imm, ntohl(wc.imm_data));
+		} else {
+			EXPECT_FALSE(wc.wc_flags & IBV_WC_WITH_IMM);
+		}
+	}
+	EXPECT_EQ(0, check_dst(_metadata, dst_buf, dst, ndst, total, x->seed))
+		TH_LOG("%s of %u bytes", ops[x->op].name, total);
+	expect_cq_empty(_metadata, a->scq);
+	expect_cq_empty(_metadata, b->rcq);
+}
+
+/* Data transfers: one variant per opcode. */
+FIXTURE(xfer) {
+	RC_FIXTURE_DATA;
+};
+
+FIXTURE_VARIANT(xfer) {
+	enum op op;
+};
+
+FIXTURE_VARIANT_ADD(xfer, send) { .op = OP_SEND };
+FIXTURE_VARIANT_ADD(xfer, send_imm) { .op = OP_SEND_IMM };
+FIXTURE_VARIANT_ADD(xfer, write) { .op = OP_WRITE };
+FIXTURE_VARIANT_ADD(xfer, write_imm) { .op = OP_WRITE_IMM };
+FIXTURE_VARIANT_ADD(xfer, read) { .op = OP_READ };
+
+FIXTURE_SETUP(xfer)
+{
+	if (pair_open(_metadata, &self->a, &self->b))
+		return;
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+}
+
+FIXTURE_TEARDOWN(xfer)
+{
+	side_close(&self->a);
+	side_close(&self->b);
+}
+
+static const uint32_t sizes[] = {
+	0, 1, 3, 1023, 1024, 1025, 4095, 4097, 65537, (1u << 20) + 3,
+};
+
+/* Offsets into the requester's and the responder's buffer. */
+static const struct { uint32_t l, r; } offsets[] = {
+	{ 0, 0 }, { 1, 3 }, { 4093, 2049 },
+};
+
+/*
+ * Every size on aligned and unaligned offsets on both sides; with
+ * VROCE_RC_QUICK set (slow debug kernels), each size on one pair of
+ * offsets, in turn.
+ */
+TEST_F_TIMEOUT(xfer, sizes, TEST_TIMEOUT_S)
+{
+	const char *quick = getenv("VROCE_RC_QUICK");
+	unsigned int i, j;
+	uint32_t seed = 1;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		for (j = 0; j < ARRAY_SIZE(offsets); j++) {
+			if (quick && *quick && j != i % ARRAY_SIZE(offsets))
+				continue;
+			struct seg l = { GUARD + offsets[j].l, sizes[i] };
+			/* A receive buffer longer than the message. */
+			struct seg r = { GUARD + offsets[j].r,
+					 sizes[i] + (variant->op <= OP_SEND_IMM ? 13 : 0) };
+			struct xfer x = {
+				.op = variant->op, .lsg = &l, .nl = 1,
+				.rsg = &r, .nr = 1, .seed = seed++,
+			};
+
+			run_xfer(_metadata, &self->a, &self->b, &x);
+			if (_metadata->exit_code)
+				ASSERT_TRUE(0) TH_LOG("failed at size %u, offsets %u/%u",
+						      sizes[i], offsets[j].l,
+						      offsets[j].r);
+		}
+	}
+}
+
+/* Odd-length SGEs at odd offsets, gaps between them. */
+static const struct seg sg_small_l[] = {
+	{ 5, 1 }, { 2001, 1023 }, { 8003, 3001 }, { 20001, 17 }, { 30003, 4099 },
+};
+
+static const struct seg sg_small_r[] = {
+	{ 77, 7 }, { 9001, 4096 }, { 16385, 2049 }, { 40007, 3000 },
+};
+
+static const struct seg sg_big_l[] = {
+	{ 3, 1 }, { 1001, 65537 }, { 70001, 3 }, { 80009, 4097 }, { 90001, 1023 },
+};
+
+static const struct seg sg_big_r[] = {
+	{ 101, 4097 }, { 200003, 33 }, { 300001, 67001 }, { 400007, 5 },
+};
+
+static void multi_sge(struct __test_metadata *_metadata, struct side *a,
+		      struct side *b, enum op opc, const struct seg *l, int nl,
+		      const struct seg *r, int nr, uint32_t seed)
+{
+	struct seg range = { 12345, seg_total(l, nl) };
+	struct xfer x = { .op = opc, .lsg = l, .nl = nl, .seed = seed };
+
+	if (opc <= OP_SEND_IMM) {
+		x.rsg = r;
+		x.nr = nr;
+	} else {
+		x.rsg = &range;
+		x.nr = 1;
+	}
+	run_xfer(_metadata, a, b, &x);
+}
+
+/* Several SGEs on the requester, and on the receiver for SENDs. */
+TEST_F_TIMEOUT(xfer, multi_sge, TEST_TIMEOUT_S)
+{
+	multi_sge(_metadata, &self->a, &self->b, variant->op, sg_small_l,
+		  (int)ARRAY_SIZE(sg_small_l), sg_small_r, (int)ARRAY_SIZE(sg_small_r), 101);
+	multi_sge(_metadata, &self->a, &self->b, variant->op, sg_big_l,
+		  (int)ARRAY_SIZE(sg_big_l), sg_big_r, (int)ARRAY_SIZE(sg_big_r), 102);
+}
+
+/* Inline SENDs and WRITEs: data taken at post time, one or more SGEs. */
+FIXTURE(inl) {
+	RC_FIXTURE_DATA;
+};
+
+FIXTURE_VARIANT(inl) {
+	enum op op;
+};
+
+FIXTURE_VARIANT_ADD(inl, send) { .op = OP_SEND };
+FIXTURE_VARIANT_ADD(inl, send_imm) { .op = OP_SEND_IMM };
+FIXTURE_VARIANT_ADD(inl, write) { .op = OP_WRITE };
+FIXTURE_VARIANT_ADD(inl, write_imm) { .op = OP_WRITE_IMM };
+
+FIXTURE_SETUP(inl)
+{
+	if (pair_open(_metadata, &self->a, &self->b))
+		return;
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+}
+
+FIXTURE_TEARDOWN(inl)
+{
+	side_close(&self->a);
+	side_close(&self->b);
+}
+
+TEST_F_TIMEOUT(inl, inline, TEST_TIMEOUT_S)
+{
+	uint32_t max = self->a.max_inline;
+	uint32_t lens[] = { 0, 1, 3, max / 2 + 1, max };
+	struct seg three[] = { { 3, 5 }, { 101, 1 }, { 203, max - 6 } };
+	struct seg rseg[] = { { 5001, max + 7 } };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		struct seg l = { 1 + i, lens[i] };
+		struct seg r = { 1001 + 2 * i, lens[i] };
+		struct xfer x = {
+			.op = variant->op, .lsg = &l, .nl = 1, .rsg = &r,
+			.nr = 1, .inl = 1, .seed = 200 + i,
+		};
+
+		run_xfer(_metadata, &self->a, &self->b, &x);
+	}
+	multi_sge(_metadata, &self->a, &self->b, variant->op, three, (int)ARRAY_SIZE(three),
+		  rseg, (int)ARRAY_SIZE(rseg), 300);
+}
+
+/* Everything else: atomics, queues in flight, mixed lists, errors. */
+FIXTURE(rc) {
+	RC_FIXTURE_DATA;
+};
+
+FIXTURE_SETUP(rc)
+{
+	pair_open(_metadata, &self->a, &self->b);
+}
+
+FIXTURE_TEARDOWN(rc)
+{
+	side_close(&self->a);
+	side_close(&self->b);
+}
+
+static void post_atomic(struct __test_metadata *_metadata, struct side *a,
+			struct side *b, enum ibv_wr_opcode opc, uint32_t loff,
+			uint32_t roff, uint64_t cmp_add, uint64_t swap,
+			uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->buf + loff, .length = 8, .lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = opc,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.atomic.remote_addr = (uintptr_t)b->buf + roff;
+	wr.wr.atomic.rkey = b->mr->rkey;
+	wr.wr.atomic.compare_add = cmp_add;
+	wr.wr.atomic.swap = swap;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad)) TH_LOG("%s", strerror(errno));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/*
+ * One atomic at remote offset @roff (8-aligned), the result into a's buffer
+ * at the odd offset @loff: the original value comes back, the remote
+ * memory holds @want, the 8 bytes around both are untouched.
+ */
+static void atomic_one(struct __test_metadata *_metadata, struct side *a,
+		       struct side *b, enum ibv_wr_opcode opc, uint32_t loff,
+		       uint32_t roff, uint64_t orig, uint64_t cmp_add,
+		       uint64_t swap, uint64_t want)
+{
+	static uint64_t id = 0x3000;
+	const uint64_t fence = 0x0f1e2d3c4b5a6978ull;
+
+	put64(b->buf + roff - 8, fence);
+	put64(b->buf + roff, orig);
+	put64(b->buf + roff + 8, ~fence);
+	put64(a->buf + loff - 8, fence);
+	put64(a->buf + loff, 0x1111111111111111ull);
+	put64(a->buf + loff + 8, ~fence);
+	post_atomic(_metadata, a, b, opc, loff, roff, cmp_add, swap, ++id);
+	expect_wc(_metadata, a->scq, a->qp, id, IBV_WC_SUCCESS,
+		  opc == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_WC_COMP_SWAP :
+		  IBV_WC_FETCH_ADD, NULL);
+	EXPECT_EQ(orig, get64(a->buf + loff)) TH_LOG("returned value, roff %u", roff);
+	EXPECT_EQ(want, get64(b->buf + roff)) TH_LOG("memory, roff %u", roff);
+	EXPECT_EQ(fence, get64(b->buf + roff - 8));
+	EXPECT_EQ(~fence, get64(b->buf + roff + 8));
+	EXPECT_EQ(fence, get64(a->buf + loff - 8));
+	EXPECT_EQ(~fence, get64(a->buf + loff + 8));
+}
+
+static const uint32_t atomic_roffs[] = { 8, 4096 - 8, 65536 + 16, BUF_SIZE - 16 };
+
+TEST_F_TIMEOUT(rc, atomic_cmp_swp, TEST_TIMEOUT_S)
+{
+	const uint64_t v = 0x0123456789abcdefull, s = 0xfedcba9876543210ull;
+	unsigned int i;
+
+	EXPECT_NE(IBV_ATOMIC_NONE, self->b.attr.atomic_cap);
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	for (i = 0; i < ARRAY_SIZE(atomic_roffs); i++) {
+		uint32_t r = atomic_roffs[i], l = 4001 + 32 * i;
+
+		/* Equal: swapped. */
+		atomic_one(_metadata, &self->a, &self->b,
+			   IBV_WR_ATOMIC_CMP_AND_SWP, l, r, v + i, v + i, s, s);
+		/* Different in the top bit only: unchanged. */
+		atomic_one(_metadata, &self->a, &self->b,
+			   IBV_WR_ATOMIC_CMP_AND_SWP, l, r, v + i,
+			   (v + i) ^ (1ull << 63), s, v + i);
+		/* Different in the low bit only: unchanged. */
+		atomic_one(_metadata, &self->a, &self->b,
+			   IBV_WR_ATOMIC_CMP_AND_SWP, l, r, v + i,
+			   (v + i) ^ 1, s, v + i);
+	}
+}
+
+TEST_F_TIMEOUT(rc, atomic_fetch_add, TEST_TIMEOUT_S)
+{
+	unsigned int i;
+
+	EXPECT_NE(IBV_ATOMIC_NONE, self->b.attr.atomic_cap);
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	for (i = 0; i < ARRAY_SIZE(atomic_roffs); i++) {
+		uint32_t r = atomic_roffs[i], l = 5003 + 32 * i;
+
+		/* A carry across the 32-bit halves. */
+		atomic_one(_metadata, &self->a, &self->b,
+			   IBV_WR_ATOMIC_FETCH_AND_ADD, l, r,
+			   0x00000001ffffffffull, 1, 0, 0x0000000200000000ull);
+		/* Wraps around 2^64. */
+		atomic_one(_metadata, &self->a, &self->b,
+			   IBV_WR_ATOMIC_FETCH_AND_ADD, l, r,
+			   0x8000000000000005ull, 0x8000000000000000ull, 0, 5);
+		atomic_one(_metadata, &self->a, &self->b,
+			   IBV_WR_ATOMIC_FETCH_AND_ADD, l, r, 42,
+			   0xffffffffffffffffull, 0, 41);
+	}
+}
+
+/* Back-to-back fetch-adds on one word all land, each sees the previous. */
+TEST_F_TIMEOUT(rc, atomic_fetch_add_burst, TEST_TIMEOUT_S)
+{
+	const uint32_t roff = 64, n = 40;
+	uint32_t i;
+
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	put64(self->b.buf + roff, 1000);
+	for (i = 0; i < n; i++)
+		post_atomic(_metadata, &self->a, &self->b,
+			    IBV_WR_ATOMIC_FETCH_AND_ADD, 8192 + 8 * i, roff,
+			    i + 1, 0, i);
+	for (i = 0; i < n; i++)
+		expect_wc(_metadata, self->a.scq, self->a.qp, i, IBV_WC_SUCCESS,
+			  IBV_WC_FETCH_ADD, NULL);
+	/* 1000 + 1 + 2 + ... + i before the i-th add. */
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(1000 + i * (i + 1) / 2, get64(self->a.buf + 8192 + 8 * i));
+	EXPECT_EQ(1000 + n * (n + 1) / 2, get64(self->b.buf + roff));
+}
+
+/*
+ * 64 unsignaled WRITEs and one signaled one in a single post: one
+ * completion, all 65 regions written.
+ */
+TEST_F_TIMEOUT(rc, writes_in_flight, TEST_TIMEOUT_S)
+{
+	const uint32_t n = 65, len = 4097, stride = 8192;
+	struct ibv_send_wr wr[65], *bad;
+	struct ibv_sge sge[65];
+	struct seg l, r;
+	uint32_t i;
+
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < n; i++) {
+		l = (struct seg){ 1 + i * stride, len };
+		r = (struct seg){ GUARD + 3 + i * stride, len };
+		fill_src(self->a.buf, &l, 1, 400 + i);
+		poison_dst(self->b.buf, &r, 1, 400 + i);
+		to_sge(&self->a, &l, 1, &sge[i]);
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.buf + r.off;
+		wr[i].wr.rdma.rkey = self->b.mr->rkey;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	wr[n - 1].send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
+	expect_wc(_metadata, self->a.scq, self->a.qp, n - 1, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, NULL);
+	expect_cq_empty(_metadata, self->a.scq);
+	for (i = 0; i < n; i++) {
+		r = (struct seg){ GUARD + 3 + i * stride, len };
+		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &r, 1, len, 400 + i))
+			TH_LOG("write %u", i);
+	}
+}
+
+/*
+ * 64 SENDs of different lengths in one post, every 16th signaled: the
+ * receives complete in order with their own lengths and data.
+ */
+TEST_F_TIMEOUT(rc, sends_in_flight, TEST_TIMEOUT_S)
+{
+	const uint32_t n = 64, stride = 8192;
+	struct ibv_send_wr wr[64], *bad;
+	struct ibv_recv_wr rwr[64], *rbad;
+	struct ibv_sge sge[64], rsge[64];
+	struct ibv_wc wc;
+	struct seg l, r;
+	uint32_t i;
+
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	memset(wr, 0, sizeof(wr));
+	memset(rwr, 0, sizeof(rwr));
+	for (i = 0; i < n; i++) {
+		l = (struct seg){ 7 + i * stride, 1 + i * 97 };
+		r = (struct seg){ GUARD + i * stride, stride - 2 * GUARD };
+		fill_src(self->a.buf, &l, 1, 500 + i);
+		poison_dst(self->b.buf, &r, 1, 500 + i);
+		to_sge(&self->a, &l, 1, &sge[i]);
+		to_sge(&self->b, &r, 1, &rsge[i]);
+		rwr[i].wr_id = 100 + i;
+		rwr[i].sg_list = &rsge[i];
+		rwr[i].num_sge = 1;
+		rwr[i].next = i + 1 < n ? &rwr[i + 1] : NULL;
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].send_flags = i % 16 == 15 ? IBV_SEND_SIGNALED : 0;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	ASSERT_EQ(0, ibv_post_recv(self->b.qp, rwr, &rbad));
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
+	for (i = 15; i < n; i += 16)
+		expect_wc(_metadata, self->a.scq, self->a.qp, i, IBV_WC_SUCCESS,
+			  IBV_WC_SEND, NULL);
+	for (i = 0; i < n; i++) {
+		expect_wc(_metadata, self->b.rcq, self->b.qp, 100 + i,
+			  IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+		EXPECT_EQ(1 + i * 97, wc.byte_len);
+		r = (struct seg){ GUARD + i * stride, stride - 2 * GUARD };
+		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &r, 1, 1 + i * 97,
+				       500 + i)) TH_LOG("send %u", i);
+	}
+	expect_cq_empty(_metadata, self->a.scq);
+}
+
+/*
+ * 48 signaled READs in one post, more than max_rd_atomic: all complete in
+ * order with their data.
+ */
+TEST_F_TIMEOUT(rc, reads_in_flight, TEST_TIMEOUT_S)
+{
+	const uint32_t n = 48, stride = 32768;
+	struct ibv_send_wr wr[48], *bad;
+	struct ibv_sge sge[48];
+	struct seg l, r;
+	uint32_t i;
+
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < n; i++) {
+		l = (struct seg){ GUARD + 5 + i * stride, 3 + i * 513 };
+		r = (struct seg){ 9 + i * stride, 3 + i * 513 };
+		fill_src(self->b.buf, &r, 1, 600 + i);
+		poison_dst(self->a.buf, &l, 1, 600 + i);
+		to_sge(&self->a, &l, 1, &sge[i]);
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_RDMA_READ;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.buf + r.off;
+		wr[i].wr.rdma.rkey = self->b.mr->rkey;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
+	for (i = 0; i < n; i++)
+		expect_wc(_metadata, self->a.scq, self->a.qp, i, IBV_WC_SUCCESS,
+			  IBV_WC_RDMA_READ, NULL);
+	for (i = 0; i < n; i++) {
+		l = (struct seg){ GUARD + 5 + i * stride, 3 + i * 513 };
+		EXPECT_EQ(0, check_dst(_metadata, self->a.buf, &l, 1, l.len, 600 + i))
+			TH_LOG("read %u", i);
+	}
+}
+
+/*
+ * One post list of every opcode, all signaled: completions in post order,
+ * the READ sees the earlier WRITE, the atomics see what they should.
+ */
+TEST_F_TIMEOUT(rc, mixed_list, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	const uint32_t wlen = 5000, slen = 3001;
+	struct ibv_send_wr wr[7], *bad;
+	struct ibv_recv_wr rwr[3], *rbad;
+	struct ibv_sge sge[7], rsge[3];
+	/* a's buffer: sources at 1.., READ dest at 100001, atomics 200001.. */
+	struct seg w_src = { 1, wlen }, w_dst = { 1003, wlen };
+	struct seg s_src = { 20001, slen }, rd_dst = { 100001, wlen };
+	struct seg r_buf[3] = { { 300001, 8000 }, { 320001, 8000 }, { 340001, 8000 } };
+	static const enum ibv_wc_opcode want[7] = {
+		IBV_WC_RDMA_WRITE, IBV_WC_SEND, IBV_WC_RDMA_READ,
+		IBV_WC_RDMA_WRITE, IBV_WC_FETCH_ADD, IBV_WC_SEND,
+		IBV_WC_COMP_SWAP,
+	};
+	struct ibv_wc wc;
+	int i;
+
+	pair_connect(_metadata, a, b, &conn_default);
+	memset(wr, 0, sizeof(wr));
+	memset(rwr, 0, sizeof(rwr));
+	fill_src(a->buf, &w_src, 1, 700);
+	poison_dst(b->buf, &w_dst, 1, 700);
+	poison_dst(a->buf, &rd_dst, 1, 700);
+	fill_src(a->buf, &s_src, 1, 701);
+	for (i = 0; i < 3; i++) {
+		poison_dst(b->buf, &r_buf[i], 1, 701);
+		to_sge(b, &r_buf[i], 1, &rsge[i]);
+		rwr[i].wr_id = 100 + i;
+		rwr[i].sg_list = &rsge[i];
+		rwr[i].num_sge = 1;
+		rwr[i].next = i < 2 ? &rwr[i + 1] : NULL;
+	}
+	ASSERT_EQ(0, ibv_post_recv(b->qp, rwr, &rbad));
+	put64(b->buf + 500000, 7);
+	put64(b->buf + 500008, 0x77);
+
+	to_sge(a, &w_src, 1, &sge[0]);
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].wr.rdma.remote_addr = (uintptr_t)b->buf + w_dst.off;
+	to_sge(a, &s_src, 1, &sge[1]);
+	wr[1].opcode = IBV_WR_SEND;
+	to_sge(a, &rd_dst, 1, &sge[2]);
+	wr[2].opcode = IBV_WR_RDMA_READ;
+	wr[2].wr.rdma.remote_addr = (uintptr_t)b->buf + w_dst.off;
+	to_sge(a, &w_src, 1, &sge[3]);
+	sge[3].length = 100;
+	wr[3].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr[3].imm_data = htonl(0xabcdef01);
+	wr[3].wr.rdma.remote_addr = (uintptr_t)b->buf + 400001;
+	sge[4] = (struct ibv_sge){ (uintptr_t)a->buf + 200001, 8, a->mr->lkey };
+	wr[4].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr[4].wr.atomic.remote_addr = (uintptr_t)b->buf + 500000;
+	wr[4].wr.atomic.compare_add = 5;
+	to_sge(a, &s_src, 1, &sge[5]);
+	sge[5].length = 17;
+	wr[5].opcode = IBV_WR_SEND_WITH_IMM;
+	wr[5].imm_data = htonl(0x12345678);
+	sge[6] = (struct ibv_sge){ (uintptr_t)a->buf + 200011, 8, a->mr->lkey };
+	wr[6].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr[6].wr.atomic.remote_addr = (uintptr_t)b->buf + 500008;
+	wr[6].wr.atomic.compare_add = 0x77;
+	wr[6].wr.atomic.swap = 0x88;
+	for (i = 0; i < 7; i++) {
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].next = i < 6 ? &wr[i + 1] : NULL;
+		if (wr[i].opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+		    wr[i].opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
+			wr[i].wr.atomic.rkey = b->mr->rkey;
+		else
+			wr[i].wr.rdma.rkey = b->mr->rkey;
+	}
+	ASSERT_EQ(0, ibv_post_send(a->qp, wr, &bad)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < 7; i++)
+		expect_wc(_metadata, a->scq, a->qp, i, IBV_WC_SUCCESS, want[i], NULL);
+
+	expect_wc(_metadata, b->rcq, b->qp, 100, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	EXPECT_EQ(slen, wc.byte_len);
+	EXPECT_FALSE(wc.wc_flags & IBV_WC_WITH_IMM);
+	expect_wc(_metadata, b->rcq, b->qp, 101, IBV_WC_SUCCESS,
+		  IBV_WC_RECV_RDMA_WITH_IMM, &wc);
+	EXPECT_EQ(100, wc.byte_len);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(0xabcdef01, ntohl(wc.imm_data));
+	expect_wc(_metadata, b->rcq, b->qp, 102, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	EXPECT_EQ(17, wc.byte_len);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(0x12345678, ntohl(wc.imm_data));
+
+	EXPECT_EQ(0, check_dst(_metadata, b->buf, &w_dst, 1, wlen, 700));
+	EXPECT_EQ(0, check_dst(_metadata, a->buf, &rd_dst, 1, wlen, 700))
+		TH_LOG("the READ after the WRITE");
+	EXPECT_EQ(0, check_dst(_metadata, b->buf, &r_buf[0], 1, slen, 701));
+	/* WRITE_WITH_IMM places nothing in its receive buffer. */
+	EXPECT_EQ(0, check_dst(_metadata, b->buf, &r_buf[1], 1, 0, 701));
+	/* The first 17 bytes of the same stream. */
+	EXPECT_EQ(0, check_dst(_metadata, b->buf, &r_buf[2], 1, 17, 701));
+	EXPECT_EQ(0, memcmp(b->buf + 400001, a->buf + w_src.off, 100));
+	EXPECT_EQ(7, get64(a->buf + 200001));
+	EXPECT_EQ(12, get64(b->buf + 500000));
+	EXPECT_EQ(0x77, get64(a->buf + 200011));
+	EXPECT_EQ(0x88, get64(b->buf + 500008));
+}
+
+/* An rkey that was valid once: its MR is deregistered. */
+static uint32_t stale_rkey(struct __test_metadata *_metadata, struct side *b)
+{
+	struct ibv_mr *mr;
+	uint32_t rkey;
+
+	mr = ibv_reg_mr(b->pd, b->buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		return 0;
+	rkey = mr->rkey;
+	ibv_dereg_mr(mr);
+	return rkey;
+}
+
+/*
+ * A bad rkey: REM_ACCESS_ERR on that WR, the requester QP in ERR, the WR
+ * posted behind it and one posted afterwards flushed, memory untouched.
+ */
+static void bad_rkey(struct __test_metadata *_metadata, struct side *a,
+		     struct side *b, enum ibv_wr_opcode opc)
+{
+	struct seg l = { 1, 3000 }, r = { 4001, 3000 };
+	struct ibv_send_wr wr[2] = {}, more = {}, *bad;
+	struct ibv_sge sge;
+	uint32_t rkey = stale_rkey(_metadata, b);
+	int i;
+
+	ASSERT_NE(0, rkey);
+	pair_connect(_metadata, a, b, &conn_default);
+	if (opc == IBV_WR_RDMA_WRITE) {
+		fill_src(a->buf, &l, 1, 800);
+		poison_dst(b->buf, &r, 1, 800);
+	} else {
+		fill_src(b->buf, &r, 1, 800);
+		poison_dst(a->buf, &l, 1, 800);
+	}
+	to_sge(a, &l, 1, &sge);
+	for (i = 0; i < 2; i++) {
+		wr[i].wr_id = i + 1;
+		wr[i].sg_list = &sge;
+		wr[i].num_sge = 1;
+		wr[i].opcode = opc;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)b->buf + r.off;
+		wr[i].wr.rdma.rkey = i ? b->mr->rkey : rkey;
+	}
+	wr[0].next = &wr[1];
+	ASSERT_EQ(0, ibv_post_send(a->qp, wr, &bad));
+	expect_wc(_metadata, a->scq, a->qp, 1, IBV_WC_REM_ACCESS_ERR, 0, NULL);
+	expect_wc(_metadata, a->scq, a->qp, 2, IBV_WC_WR_FLUSH_ERR, 0, NULL);
+	expect_qp_err(_metadata, a->qp);
+
+	more = wr[1];
+	more.wr_id = 3;
+	more.next = NULL;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &more, &bad));
+	expect_wc(_metadata, a->scq, a->qp, 3, IBV_WC_WR_FLUSH_ERR, 0, NULL);
+	expect_cq_empty(_metadata, a->scq);
+	if (opc == IBV_WR_RDMA_WRITE) {
+		EXPECT_EQ(0, check_dst(_metadata, b->buf, &r, 1, 0, 800));
+	} else {
+		EXPECT_EQ(0, check_dst(_metadata, a->buf, &l, 1, 0, 800));
+	}
+}
+
+TEST_F_TIMEOUT(rc, bad_rkey_write, TEST_TIMEOUT_S)
+{
+	bad_rkey(_metadata, &self->a, &self->b, IBV_WR_RDMA_WRITE);
+}
+
+TEST_F_TIMEOUT(rc, bad_rkey_read, TEST_TIMEOUT_S)
+{
+	bad_rkey(_metadata, &self->a, &self->b, IBV_WR_RDMA_READ);
+}
+
+static void post_send_one(struct __test_metadata *_metadata, struct side *a,
+			  uint32_t off, uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		(uintptr_t)a->buf + off, len, a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad)) TH_LOG("%s", strerror(errno));
+}
+
+/* No receive WQE at the responder, rnr_retry 1: RNR_RETRY_EXC_ERR. */
+TEST_F_TIMEOUT(rc, rnr_retry_exceeded, TEST_TIMEOUT_S)
+{
+	struct conn c = conn_default;
+
+	c.rnr_retry = 1;
+	c.min_rnr_timer = 1;	/* 0.01 ms */
+	pair_connect(_metadata, &self->a, &self->b, &c);
+	post_send_one(_metadata, &self->a, 0, 100, 1);
+	expect_wc(_metadata, self->a.scq, self->a.qp, 1,
+		  IBV_WC_RNR_RETRY_EXC_ERR, 0, NULL);
+	expect_qp_err(_metadata, self->a.qp);
+	expect_cq_empty(_metadata, self->b.rcq);
+}
+
+/* A receive WQE posted during the RNR retries is used: rnr_retry 7 is infinite. */
+TEST_F_TIMEOUT(rc, rnr_then_recv, TEST_TIMEOUT_S)
+{
+	struct conn c = conn_default;
+	struct seg l = { 3, 777 }, r = { 5, 1000 };
+	struct ibv_recv_wr rwr = {}, *rbad;
+	struct ibv_sge rsge;
+	struct ibv_wc wc;
+
+	c.min_rnr_timer = 1;
+	pair_connect(_metadata, &self->a, &self->b, &c);
+	fill_src(self->a.buf, &l, 1, 900);
+	poison_dst(self->b.buf, &r, 1, 900);
+	post_send_one(_metadata, &self->a, l.off, l.len, 1);
+	usleep(200000);
+	to_sge(&self->b, &r, 1, &rsge);
+	rwr.wr_id = 2;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	ASSERT_EQ(0, ibv_post_recv(self->b.qp, &rwr, &rbad));
+	expect_wc(_metadata, self->a.scq, self->a.qp, 1, IBV_WC_SUCCESS,
+		  IBV_WC_SEND, NULL);
+	expect_wc(_metadata, self->b.rcq, self->b.qp, 2, IBV_WC_SUCCESS,
+		  IBV_WC_RECV, &wc);
+	EXPECT_EQ(l.len, wc.byte_len);
+	EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &r, 1, l.len, 900));
+}
+
+static const struct conn conn_short = {
+	.timeout = 10, .retry_cnt = 2, .rnr_retry = 7, .min_rnr_timer = 12,
+};
+
+static void expect_retry_exceeded(struct __test_metadata *_metadata,
+				  struct side *a)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_sge sge = { (uintptr_t)a->buf, 100, a->mr->lkey };
+
+	wr.wr_id = 1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = 0x10000;
+	wr.wr.rdma.rkey = 0x1234;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
+	expect_wc(_metadata, a->scq, a->qp, 1, IBV_WC_RETRY_EXC_ERR, 0, NULL);
+	expect_qp_err(_metadata, a->qp);
+}
+
+/* The peer QP is destroyed: the requester retries, then RETRY_EXC_ERR. */
+TEST_F_TIMEOUT(rc, retry_exceeded_peer_destroyed, TEST_TIMEOUT_S)
+{
+	pair_connect(_metadata, &self->a, &self->b, &conn_short);
+	ASSERT_EQ(0, ibv_destroy_qp(self->b.qp));
+	self->b.qp = NULL;
+	expect_retry_exceeded(_metadata, &self->a);
+}
+
+/* The destination QP number was never created. */
+TEST_F_TIMEOUT(rc, retry_exceeded_no_such_qp, TEST_TIMEOUT_S)
+{
+	struct conn c = conn_short;
+
+	c.dest_qpn = 0xfffffe;
+	ASSERT_EQ(0, qp_connect(&self->a, &self->b, A_PSN, B_PSN, &c));
+	expect_retry_exceeded(_metadata, &self->a);
+}
+
+/*
+ * A SEND longer than the receive buffer: LOC_LEN_ERR at the receiver,
+ * REM_INV_REQ_ERR at the sender, both QPs in ERR.
+ */
+TEST_F_TIMEOUT(rc, recv_too_short, TEST_TIMEOUT_S)
+{
+	struct seg r = { 64, 16 };
+	struct ibv_recv_wr rwr = {}, *rbad;
+	struct ibv_sge rsge;
+
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	poison_dst(self->b.buf, &r, 1, 1000);
+	to_sge(&self->b, &r, 1, &rsge);
+	rwr.wr_id = 2;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	ASSERT_EQ(0, ibv_post_recv(self->b.qp, &rwr, &rbad));
+	post_send_one(_metadata, &self->a, 0, 100, 1);
+	expect_wc(_metadata, self->b.rcq, self->b.qp, 2, IBV_WC_LOC_LEN_ERR, 0, NULL);
+	expect_wc(_metadata, self->a.scq, self->a.qp, 1, IBV_WC_REM_INV_REQ_ERR,
+		  0, NULL);
+	expect_qp_err(_metadata, self->a.qp);
+	expect_qp_err(_metadata, self->b.qp);
+}
+
+TEST_HARNESS_MAIN
