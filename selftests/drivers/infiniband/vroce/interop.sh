@@ -11,6 +11,9 @@
 # results). The VMs meet at barriers (a TCP exchange on port 7470 over the
 # same link) before each client starts and after each run; a barrier that
 # times out means the peer is gone, and every later run fails at once.
+# vm2 also captures each perftest run on its NIC (dumpcap) and checks the
+# capture with roce.py decode: tshark decodes every frame as RoCE v2 with
+# nothing malformed, the opcodes are the operation's, ICRCs are right.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -40,6 +43,7 @@ NIC=
 PEER_LOST=
 
 cleanup() {
+	capture_stop
 	rdma link delete "$DEV" 2>/dev/null
 	[ "$MY_DRV" = rxe ] && modprobe -r rdma_rxe 2>/dev/null
 	vroce_unload
@@ -147,7 +151,7 @@ args() {
 	case $1 in
 	ibv_rc_pingpong) echo "-d $DEV -g $GID -n 200 -c" ;;
 	ib_atomic_bw) echo "-d $DEV -x $GID -F -n 500" ;;
-	*) echo "-d $DEV -x $GID -F -n 200 -s 65536" ;;
+	*) echo "-d $DEV -x $GID -F -n 100 -s 16384" ;;
 	esac
 }
 
@@ -202,21 +206,80 @@ report() {
 	tail -n 3 "$4"
 }
 
-# step N TOOL SERVER_VM
-step() {
-	local n=$1 tool=$2 server=$3 log="$VROCE_LOG.$1"
+# What roce.py decode expects of each perftest tool's traffic.
+traffic() {
+	case $1 in
+	ib_write_bw) echo write ;;
+	ib_read_bw) echo read ;;
+	ib_send_bw) echo send ;;
+	ib_atomic_bw) echo atomic ;;
+	*) return 1 ;;
+	esac
+}
 
-	if [ "$ME" = "$server" ]; then
-		serve "$n" "$tool" "$log"
-	else
-		connect "$n" "$tool" "$log"
+capture_start() {
+	rm -f "$PCAP"
+	dumpcap -q -P -i "$NIC" -f "udp port 4791" -w "$PCAP" >"$PCAP.log" 2>&1 &
+	CAPTURE_PID=$!
+	wait_for 20 test -s "$PCAP" || { cat "$PCAP.log"; return 1; }
+}
+
+capture_stop() {
+	[ -n "$CAPTURE_PID" ] || return 0
+	kill -INT "$CAPTURE_PID" 2>/dev/null
+	wait "$CAPTURE_PID"
+	CAPTURE_PID=
+}
+
+# step N TOOL SERVER_VM: one run; vm2 captures the perftest ones.
+step() {
+	local n=$1 tool=$2 server=$3 log="$VROCE_LOG.$1" rc=0 capture=
+
+	if [ "$ME" = 2 ] && traffic "$tool" >/dev/null; then
+		capture_start && capture=1 || echo "dumpcap did not start"
 	fi
+	if [ "$ME" = "$server" ]; then
+		serve "$n" "$tool" "$log" || rc=1
+	else
+		connect "$n" "$tool" "$log" || rc=1
+	fi
+	if [ -n "$capture" ]; then
+		capture_stop
+		mv "$PCAP" "$(pcap "$n" "$tool")"
+	fi
+	return $rc
+}
+
+# pcap N TOOL: where run N's capture is kept (the VM's output dir, for
+# post-mortems).
+pcap() {
+	echo "${VROCE_OUT:-/tmp}/interop-$1-$2.pcap"
+}
+
+# decode N TOOL: check the capture of run N; keep roce.py's summary.
+decode() {
+	local f
+
+	f=$(pcap "$1" "$2")
+	[ -s "$f" ] || { echo "no capture"; return 1; }
+	python3 "$VROCE_LIB_DIR/roce.py" decode --pcap "$f" \
+		--traffic "$(traffic "$2")" | tee "$VROCE_LOG.decode"
+	return "${PIPESTATUS[0]}"
 }
 
 TOOLS="ibv_rc_pingpong ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw"
+PCAP=$VROCE_LOG.pcap
+CAPTURE_PID=
 
+if [ "$ME" = 2 ]; then
+	vroce_require dumpcap tshark
+fi
 ktap_print_header
-ktap_set_plan 11
+if [ "$ME" = 2 ]; then
+	ktap_set_plan 19
+else
+	ktap_set_plan 11
+fi
 check "vm$ME: $MY_DRV on the virtio NIC, the peer vm$PEER ($PEER_DRV) up" \
 	setup_and_meet
 n=0
@@ -224,8 +287,14 @@ for tool in $TOOLS; do
 	for server in 1 2; do
 		n=$((n + 1))
 		side=$([ "$ME" = "$server" ] && echo server || echo client)
-		check "$tool: server vm$server (${DRV[server]}), client vm$((3 - server)) (${DRV[3 - server]}): $side side" \
-			step "$n" "$tool" "$server"
+		what="$tool: server vm$server (${DRV[server]}), client vm$((3 - server)) (${DRV[3 - server]})"
+		check "$what: $side side" step "$n" "$tool" "$server"
+		if [ "$ME" = 2 ] && traffic "$tool" >/dev/null; then
+			check "$what: captured in vm2, tshark decodes RoCE v2, the op's opcodes, good ICRCs" \
+				decode "$n" "$tool"
+			grep -s '^# [0-9]* frames' "$VROCE_LOG.decode"
+			rm -f "$VROCE_LOG.decode"
+		fi
 	done
 done
 ktap_finished
