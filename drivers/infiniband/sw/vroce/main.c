@@ -24,6 +24,7 @@
 #include "net.h"
 #include "netdev.h"
 #include "rx.h"
+#include "xport.h"
 
 static int vroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -43,9 +44,12 @@ static int __init vroce_init(void)
 	if (!vroce_mr_selftest())
 		return -ENOTRECOVERABLE;
 
-	err = vroce_net_init();
+	err = vroce_task_init();
 	if (err)
 		return err;
+	err = vroce_net_init();
+	if (err)
+		goto err_task;
 
 	vroce_debugfs_init();
 	vroce_rx_init();
@@ -62,6 +66,8 @@ err_rx:
 	vroce_rx_exit();
 	vroce_debugfs_exit();
 	vroce_net_exit();
+err_task:
+	vroce_task_exit();
 	return err;
 }
 
@@ -73,6 +79,7 @@ static void __exit vroce_exit(void)
 	vroce_rx_exit();
 	vroce_debugfs_exit();
 	vroce_net_exit();
+	vroce_task_exit();
 	pr_info("unloaded\n");
 }
 

@@ -211,7 +211,7 @@ static int cursor_next_sge(struct vroce_sge_cursor *cur)
 /**
  * vroce_sge_copy - copy the next @len bytes of an SGE list
  * @cur: the cursor
- * @buf: the kernel buffer
+ * @buf: the kernel buffer; NULL skips @len bytes (keys still checked)
  * @len: bytes
  * @dir: VROCE_COPY_TO_MR scatters @buf into the list, VROCE_COPY_FROM_MR
  *	gathers from it
@@ -235,12 +235,15 @@ int vroce_sge_copy(struct vroce_sge_cursor *cur, void *buf, u32 len,
 				return err;
 		}
 		chunk = min(len, cur->sge.length);
-		err = vroce_mr_copy(cur->mr, cur->sge.addr, buf, chunk, dir);
-		if (err)
-			return err;
+		if (buf) {
+			err = vroce_mr_copy(cur->mr, cur->sge.addr, buf, chunk,
+					    dir);
+			if (err)
+				return err;
+			buf += chunk;
+		}
 		cur->sge.addr += chunk;
 		cur->sge.length -= chunk;
-		buf += chunk;
 		len -= chunk;
 	}
 	return 0;

@@ -154,6 +154,24 @@ unsigned int vroce_opcode_hdr_len(const struct vroce_opcode_info *op)
 }
 
 /**
+ * vroce_ext_hdr_offset - where an extension header starts after the BTH
+ * @op: an entry of vroce_opcodes[]
+ * @hdr: a single enum vroce_ext_hdr bit, present in @op->hdrs
+ *
+ * Return: the sum of the sizes of the headers of @op that precede @hdr.
+ */
+unsigned int vroce_ext_hdr_offset(const struct vroce_opcode_info *op,
+				  enum vroce_ext_hdr hdr)
+{
+	unsigned long hdrs = op->hdrs & (hdr - 1);
+	unsigned int bit, len = 0;
+
+	for_each_set_bit(bit, &hdrs, VROCE_HDR_NUM)
+		len += vroce_ext_hdr_bytes[bit];
+	return len;
+}
+
+/**
  * vroce_opcode_by_name - find an opcode by its table name
  * @name: e.g. "RC_SEND_ONLY" or "CNP"
  *

@@ -62,6 +62,8 @@ struct vroce_opcode_info {
 extern const struct vroce_opcode_info vroce_opcodes[256];
 unsigned int vroce_ext_hdr_len(enum vroce_ext_hdr hdr);
 unsigned int vroce_opcode_hdr_len(const struct vroce_opcode_info *op);
+unsigned int vroce_ext_hdr_offset(const struct vroce_opcode_info *op,
+				  enum vroce_ext_hdr hdr);
 int vroce_opcode_by_name(const char *name);
 
 static inline const struct vroce_opcode_info *vroce_opcode(u8 opcode)

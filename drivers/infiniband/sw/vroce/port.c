@@ -17,6 +17,7 @@
 
 #include "device.h"
 #include "port.h"
+#include "query.h"
 
 bool vroce_port_is_active(struct net_device *ndev)
 {
@@ -66,6 +67,7 @@ int vroce_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->pkey_tbl_len = VROCE_PKEY_TABLE_LEN;
 	attr->port_cap_flags = IB_UVERBS_PCF_IP_BASED_GIDS;
 	attr->max_vl_num = 1;
+	attr->max_msg_sz = VROCE_MAX_MSG_SIZE;
 	attr->ip_gids = true;
 	attr->phys_state = vroce_port_phys_state(ndev);
 	attr->state = attr->phys_state == IB_PORT_PHYS_STATE_LINK_UP ?

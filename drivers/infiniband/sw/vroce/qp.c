@@ -26,8 +26,9 @@
  *   grace period, after which no reader can still hold the pointer it
  *   loaded without a reference, (3) drops the creation reference and
  *   waits for ->released, i.e. for every reference taken by a lookup, and
- *   only then (4) frees the rings and returns. Deferred work that uses a
- *   QP must own a reference, so step 3 waits for it.
+ *   only then (4) stops the transport and frees the rings. Deferred work
+ *   that uses a QP (its task, task.c) owns a reference, so step 3 waits
+ *   for it; vroce_qp.dying, set first, keeps the task from doing more.
  */
 
 #include <linux/slab.h>
@@ -210,14 +211,19 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_cleanup_sq;
 	qp->attr.cap = init->cap;
+	err = vroce_xport_qp_init(qp);
+	if (err)
+		goto err_cleanup_rq;
 	err = vroce_qp_reply(qp, udata, &resp);
 	if (err)
-		goto err_cleanup_rq;
+		goto err_free_xport;
 	err = xa_err(xa_store(&vdev->qps, ibqp->qp_num, qp, GFP_KERNEL));
 	if (err)
-		goto err_cleanup_rq;
+		goto err_free_xport;
 	return 0;
 
+err_free_xport:
+	vroce_xport_qp_free(qp);
 err_cleanup_rq:
 	vroce_queue_cleanup(&qp->rq.queue);
 err_cleanup_sq:
@@ -270,18 +276,22 @@ void vroce_qp_event(struct vroce_qp *qp, enum ib_event_type type)
 
 /*
  * WQEs still queued are dropped without completions: the consumer is
- * destroying the QP, and its CQs may go right after.
+ * destroying the QP, and its CQs may go right after. The wait for the
+ * references also waits for a queued or running task (task.c).
  */
 int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vroce_dev *vdev = to_vdev(ibqp->device);
 	struct vroce_qp *qp = to_vqp(ibqp);
 
+	WRITE_ONCE(qp->dying, true);
 	xa_erase(&vdev->qps, ibqp->qp_num);
 	synchronize_rcu();
 	vroce_qp_put(qp);
 	wait_for_completion(&qp->released);
 
+	vroce_xport_qp_stop(qp);
+	vroce_xport_qp_free(qp);
 	vroce_qp_release_av(qp);
 	vroce_queue_cleanup(&qp->rq.queue);
 	vroce_queue_cleanup(&qp->sq.queue);

@@ -9,6 +9,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "wqe.h"
+#include "xport.h"
 
 struct vroce_cq;
 struct vroce_dev;
@@ -43,6 +44,12 @@ struct vroce_av {
  * @rcq: the receive CQ
  * @sig_all: every send WQE completes (IB_SIGNAL_ALL_WR)
  * @is_user: the QP belongs to a user context (rings shared with it)
+ * @dying: destroy_qp started; the task does nothing more (READ_ONCE)
+ * @task: runs the transport (task.c); owns a reference while queued
+ * @task_mutex: held by the task while it runs and by modify_qp
+ * @rxq: received packets waiting for the task
+ * @req: requester and completer state, owned by the task
+ * @resp: responder state, owned by the task
  */
 struct vroce_qp {
 	struct ib_qp ibqp;
@@ -60,6 +67,12 @@ struct vroce_qp {
 	struct vroce_cq *rcq;
 	bool sig_all;
 	bool is_user;
+	bool dying;
+	struct work_struct task;
+	struct mutex task_mutex; /* see task.c */
+	struct sk_buff_head rxq;
+	struct vroce_req req;
+	struct vroce_resp resp;
 };
 
 static inline struct vroce_qp *to_vqp(struct ib_qp *ibqp)
@@ -84,13 +97,13 @@ void vroce_qp_error(struct vroce_qp *qp);
 void vroce_qp_flush_sq(struct vroce_qp *qp);
 void vroce_qp_flush_rq(struct vroce_qp *qp);
 void vroce_qp_release_av(struct vroce_qp *qp);
+void vroce_qp_sq_drained(struct vroce_qp *qp);
 
 /* qp_post.c APIs: */
 int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int vroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
-int vroce_sq_peek(struct vroce_qp *qp, struct rxe_send_wqe *wqe);
-void vroce_sq_advance(struct vroce_qp *qp);
+int vroce_sq_peek(struct vroce_qp *qp, u32 slot, struct rxe_send_wqe *wqe);
 
 #endif /* _VROCE_QP_H */

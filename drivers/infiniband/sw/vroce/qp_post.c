@@ -10,10 +10,9 @@
  *
  * A send WQE is only trusted after vroce_sq_peek() copied it out of the
  * ring and checked it (opcode allowed for the QP type, SGE count, inline
- * length). The transport consumes the send queue in order with
- * vroce_sq_peek() and vroce_sq_advance(). Until it exists, WQEs posted in
- * RTS stay queued; the doorbell checks the WQE at the head so a bad one
- * completes at once with IB_WC_LOC_QP_OP_ERR and moves the QP to ERR.
+ * length); the requester (req.c) does that when it reaches the WQE, and a
+ * bad one completes with IB_WC_LOC_QP_OP_ERR and moves the QP to ERR.
+ * Posting kicks the QP's task (task.c).
  *
  * Posting in ERR is allowed and flushes at once. User receives posted in
  * ERR (no doorbell) are flushed by the next send doorbell or modify to ERR.
@@ -64,64 +63,31 @@ static bool vroce_qp_can_send(enum ib_qp_state state)
 }
 
 /**
- * vroce_sq_peek - copy and check the send WQE at the head of the SQ
+ * vroce_sq_peek - copy and check a send WQE
  * @qp: the QP; the caller holds qp->sq.lock
+ * @slot: the SQ slot, between the consumer and the producer index
  * @wqe: gets the WQE header; SGEs or inline data stay in the ring, at most
  *	wqe->dma.num_sge of them (checked against the ring's element size)
  *
- * Return: 0 with a checked @wqe, -ENOENT if the SQ is empty, -EINVAL if the
- * WQE is malformed (complete it with IB_WC_LOC_QP_OP_ERR, then
- * vroce_sq_advance()).
+ * Return: 0 with a checked @wqe, -ENOENT if @slot is the producer index
+ * (nothing posted there yet), -EINVAL if the WQE is malformed (complete it
+ * with IB_WC_LOC_QP_OP_ERR).
  */
-int vroce_sq_peek(struct vroce_qp *qp, struct rxe_send_wqe *wqe)
+int vroce_sq_peek(struct vroce_qp *qp, u32 slot, struct rxe_send_wqe *wqe)
 {
 	struct vroce_queue *q = &qp->sq.queue;
 
 	lockdep_assert_held(&qp->sq.lock);
 
 	vroce_queue_sync(q);
-	if (vroce_queue_empty(q))
+	if (slot == q->prod)
 		return -ENOENT;
-	memcpy(wqe, vroce_queue_consumer_addr(q), sizeof(*wqe));
+	memcpy(wqe, vroce_queue_elem(q, slot), sizeof(*wqe));
 	if (!vroce_wr_opcode_ok(qp, wqe->wr.opcode))
 		return -EINVAL;
 	if (wqe->wr.send_flags & IB_SEND_INLINE)
 		return wqe->dma.length > qp->sq.max_inline ? -EINVAL : 0;
 	return wqe->dma.num_sge > qp->sq.max_sge ? -EINVAL : 0;
-}
-
-/**
- * vroce_sq_advance - the WQE at the head of the SQ is done with
- * @qp: the QP; the caller holds qp->sq.lock
- */
-void vroce_sq_advance(struct vroce_qp *qp)
-{
-	lockdep_assert_held(&qp->sq.lock);
-	vroce_queue_advance_consumer(&qp->sq.queue);
-}
-
-/* Doorbell in RTS: a malformed WQE at the head fails the QP now. */
-static void vroce_sq_check_head(struct vroce_qp *qp)
-{
-	struct ib_wc wc = {
-		.status = IB_WC_LOC_QP_OP_ERR,
-		.qp = &qp->ibqp,
-	};
-	struct rxe_send_wqe wqe;
-	unsigned long flags;
-	int err;
-
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	err = vroce_sq_peek(qp, &wqe);
-	if (err == -EINVAL) {
-		wc.wr_id = wqe.wr.wr_id;
-		wc.opcode = vroce_wr_to_wc_opcode(wqe.wr.opcode);
-		vroce_sq_advance(qp);
-		vroce_cq_post(qp->scq, &wc, false);
-	}
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-	if (err == -EINVAL)
-		vroce_qp_error(qp);
 }
 
 static int vroce_user_doorbell(struct vroce_qp *qp)
@@ -133,8 +99,8 @@ static int vroce_user_doorbell(struct vroce_qp *qp)
 	if (state == IB_QPS_ERR) {
 		vroce_qp_flush_sq(qp);
 		vroce_qp_flush_rq(qp);
-	} else if (state == IB_QPS_RTS) {
-		vroce_sq_check_head(qp);
+	} else {
+		vroce_task_kick(qp);
 	}
 	return 0;
 }
@@ -281,6 +247,8 @@ int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	if (state == IB_QPS_ERR)
 		vroce_qp_flush_sq(qp);
+	else
+		vroce_task_kick(qp);
 	return err;
 }
 

@@ -13,12 +13,14 @@
  *   IB_WC_WR_FLUSH_ERR, in order, on the QP's send and receive CQ; a QP on
  *   an SRQ gets IB_EVENT_QP_LAST_WQE_REACHED instead of a receive flush;
  * - entering RESET drops the queued WQEs without completions;
- * - RTS->SQD sets sq_draining; once no send WQE is in flight it is cleared
- *   and IB_EVENT_SQ_DRAINED raised if en_sqd_async_notify asked for it.
- *   Until a transport exists nothing is ever in flight, so that happens at
- *   once; WQEs posted but not started stay queued.
+ * - RTS->SQD sets sq_draining; the requester starts no new WQE, and once
+ *   every WQE it started has completed, sq_draining is cleared and
+ *   IB_EVENT_SQ_DRAINED raised if en_sqd_async_notify asked for it;
+ * - entering RTS (again) kicks the task for the WQEs posted meanwhile.
  *
- * Locking: see qp.c.
+ * Locking: see qp.c. modify_qp also holds vroce_qp.task_mutex, so the
+ * transport (task.c) sees a transition whole, between two of its runs;
+ * vroce_qp_error() is called with it held too (by the task itself).
  */
 
 #include "cq.h"
@@ -194,6 +196,10 @@ void vroce_qp_flush_rq(struct vroce_qp *qp)
 
 static void vroce_qp_entered_error(struct vroce_qp *qp)
 {
+	lockdep_assert_held(&qp->task_mutex);
+
+	hrtimer_try_to_cancel(&qp->req.timer);
+	vroce_resp_flush(qp);
 	vroce_qp_flush_sq(qp);
 	vroce_qp_flush_rq(qp);
 	if (qp->srq)
@@ -204,6 +210,7 @@ static void vroce_qp_reset_queues(struct vroce_qp *qp)
 {
 	unsigned long flags;
 
+	vroce_xport_reset(qp);
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	vroce_queue_discard(&qp->sq.queue);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
@@ -214,8 +221,11 @@ static void vroce_qp_reset_queues(struct vroce_qp *qp)
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
 
-/* No send WQE is in flight without a transport: the drain ends at once. */
-static void vroce_qp_sq_drained(struct vroce_qp *qp)
+/**
+ * vroce_qp_sq_drained - the SQ drain of RTS->SQD is over
+ * @qp: the QP; no WQE it started is outstanding (called by the requester)
+ */
+void vroce_qp_sq_drained(struct vroce_qp *qp)
 {
 	unsigned long flags;
 	bool notify = false;
@@ -239,7 +249,9 @@ static void vroce_qp_after_transition(struct vroce_qp *qp,
 	else if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
 		vroce_qp_reset_queues(qp);
 	else if (cur == IB_QPS_RTS && next == IB_QPS_SQD)
-		vroce_qp_sq_drained(qp);
+		vroce_req_check_drained(qp);	/* or later, by the task */
+	if (next == IB_QPS_RTS || next == IB_QPS_SQD)
+		vroce_task_kick(qp);
 }
 
 static void vroce_qp_prepare_av(struct vroce_av *av,
@@ -272,17 +284,20 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return err;
 	vroce_qp_prepare_av(&av, attr, mask);
 
+	mutex_lock(&qp->task_mutex);
 	spin_lock_irqsave(&qp->state_lock, flags);
 	err = vroce_qp_transition(qp, attr, mask, &av, &cur, &next);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (!err) {
+		vroce_xport_modify(qp, attr, mask);
+		vroce_qp_after_transition(qp, cur, next);
+	}
+	mutex_unlock(&qp->task_mutex);
 
 	/* The replaced AV on success, the unused new one on failure. */
 	if (av.sgid_attr)
 		rdma_put_gid_attr(av.sgid_attr);
-	if (err)
-		return err;
-	vroce_qp_after_transition(qp, cur, next);
-	return 0;
+	return err;
 }
 
 /**
@@ -290,7 +305,7 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * @qp: the QP (e.g. the transport hit a fatal error on it)
  *
  * Flushes everything outstanding, as modify_qp(ERR) does.
- * Context: any; no QP lock held.
+ * Context: the QP's task (task_mutex held); no QP spinlock held.
  */
 void vroce_qp_error(struct vroce_qp *qp)
 {

@@ -2,8 +2,8 @@
 /*
  * Device attributes. They state what the driver implements today and
  * nothing more. The queue limits are those of the rings (queue.c); the
- * RDMA read/atomic depths are stored per QP and bounded here for the
- * transport. Memory regions are implemented (mr.c); memory windows are not.
+ * RDMA read/atomic depths bound the transport's per-QP limits. Memory
+ * regions are implemented (mr.c); memory windows are not.
  *
  * The attributes are set once before registration and are read-only after.
  * ib_core copies them into ib_device.attrs when the device registers.
@@ -42,6 +42,8 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 	attr->max_qp_rd_atom = VROCE_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = VROCE_MAX_RD_ATOM;
 	attr->max_res_rd_atom = VROCE_MAX_RD_ATOM * VROCE_MAX_QP;
+	/* Atomics are 64-bit atomics on the responder's memory. */
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_SRQ_RESIZE;

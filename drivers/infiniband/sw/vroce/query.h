@@ -20,6 +20,7 @@ struct vroce_dev;
 #define VROCE_MAX_SRQ 0x4000
 #define VROCE_MAX_SRQ_WR 0x4000
 #define VROCE_MAX_RD_ATOM 128
+#define VROCE_MAX_MSG_SIZE 0x80000000U
 
 /* query.c APIs: */
 void vroce_query_init_attrs(struct vroce_dev *vdev);

@@ -30,7 +30,7 @@
  *  5. extension headers, pad and payload fit the opcode (rcvd_malformed);
  *  6. the default P_Key, full or limited member (rcvd_pkey_err).
  * A packet that passes counts in rcvd_pkts/rcvd_bytes and is demultiplexed
- * by BTH.DestQP.
+ * by BTH.DestQP to its QP's receive queue (vroce_qp_rx()).
  */
 
 #include <linux/if_ether.h>
@@ -45,7 +45,9 @@
 #include "icrc.h"
 #include "opcode.h"
 #include "pkt.h"
+#include "qp.h"
 #include "rx.h"
+#include "xport.h"
 
 /**
  * struct vroce_rx_pkt - a received packet being validated
@@ -146,14 +148,24 @@ static bool vroce_rx_pkey_ok(const struct vroce_bth *bth)
 }
 
 /*
- * The transport attaches here: find the QP by BTH.DestQP. No receive
- * transport exists yet, so every valid packet is counted in rcvd_no_qp and
- * dropped.
+ * Hand the packet to the QP named by BTH.DestQP; its task (task.c) does
+ * the rest. A packet for no QP counts in rcvd_no_qp and is dropped.
  */
 static void vroce_rx_demux(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 {
-	vroce_rx_count(pkt, VROCE_CNT_RCVD_NO_QP);
-	kfree_skb(skb);
+	struct vroce_rx_cb *cb = vroce_rx_cb(skb);
+	struct vroce_qp *qp;
+
+	qp = vroce_qp_get(pkt->vdev, vroce_bth_dqpn(pkt->bth));
+	if (!qp) {
+		vroce_rx_count(pkt, VROCE_CNT_RCVD_NO_QP);
+		kfree_skb(skb);
+		return;
+	}
+	cb->bth_off = (const u8 *)pkt->bth - skb->data;
+	cb->paylen = pkt->paylen;
+	cb->net_type = pkt->type;
+	vroce_qp_rx(qp, skb);
 }
 
 /* Steps 2-6 of the validation, then the demux. Consumes @skb. */
@@ -261,20 +273,16 @@ static bool vroce_rx_v1_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	return true;
 }
 
-static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
-		       struct packet_type *pt, struct net_device *orig_dev)
+/* A RoCEv1 frame with skb->data at its GRH; consumed. */
+static void vroce_rx_v1_skb(struct sk_buff *skb)
 {
 	struct vroce_rx_pkt pkt = {};
 
-	if (skb->pkt_type == PACKET_OTHERHOST)
-		goto drop;
-	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb)
-		return NET_RX_DROP;
 	pkt.vdev = vroce_rx_find_dev(skb->dev);
-	if (!pkt.vdev)
-		goto drop;
-
+	if (!pkt.vdev) {
+		kfree_skb(skb);
+		return;
+	}
 	if (skb_linearize(skb)) {
 		kfree_skb(skb);
 	} else if (!vroce_rx_v1_frame(&pkt, skb)) {
@@ -284,11 +292,46 @@ static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
 		vroce_rx_roce(&pkt, skb);
 	}
 	ib_device_put(&pkt.vdev->ibdev);
-	return NET_RX_SUCCESS;
+}
 
-drop:
-	kfree_skb(skb);
-	return NET_RX_DROP;
+static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
+		       struct packet_type *pt, struct net_device *orig_dev)
+{
+	if (skb->pkt_type == PACKET_OTHERHOST) {
+		kfree_skb(skb);
+		return NET_RX_DROP;
+	}
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return NET_RX_DROP;
+	vroce_rx_v1_skb(skb);
+	return NET_RX_SUCCESS;
+}
+
+/**
+ * vroce_rx_loopback - receive a frame vroce sent to its own device
+ * @skb: a frame built by vroce_tx(), skb->data at its Ethernet header,
+ *	network and transport headers set; consumed
+ *
+ * The frame does not go through the netdev or the IP stack (which would
+ * drop a packet from one of its own addresses as a martian). The receive
+ * path only queues it for a QP's task, so this does not recurse into the
+ * transmit path.
+ *
+ * Context: process or softirq; runs the receive path with BHs disabled.
+ */
+void vroce_rx_loopback(struct sk_buff *skb)
+{
+	skb->pkt_type = PACKET_HOST;
+	local_bh_disable();
+	if (skb->protocol == htons(ETH_P_IBOE)) {
+		__skb_pull(skb, skb_network_offset(skb));
+		vroce_rx_v1_skb(skb);
+	} else {
+		__skb_pull(skb, skb_transport_offset(skb));
+		vroce_rx_v2(skb);
+	}
+	local_bh_enable();
 }
 
 static struct packet_type vroce_rx_v1_ptype = {

@@ -6,6 +6,7 @@ struct sk_buff;
 
 /* rx.c APIs: */
 void vroce_rx_v2(struct sk_buff *skb);
+void vroce_rx_loopback(struct sk_buff *skb);
 void vroce_rx_init(void);
 void vroce_rx_exit(void);
 

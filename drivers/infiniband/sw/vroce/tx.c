@@ -8,7 +8,9 @@
  * headers the opcode calls for, the payload, the pad to 4 bytes and the
  * ICRC. The host IP stack does not route it: the destination MAC comes
  * from the caller (the address handle) and the frame goes out through
- * dev_queue_xmit() on the source GID's netdev.
+ * dev_queue_xmit() on the source GID's netdev, or, if it is addressed to
+ * that netdev's own MAC address (a destination on this device), is
+ * handed to the receive path directly (vroce_rx_loopback()).
  *
  * IPv4 gets DF, TOS = traffic class, TTL = hop limit, an IP ID from
  * __ip_select_ident() and a UDP checksum of 0 (allowed for IPv4 and sent by
@@ -42,6 +44,7 @@
 #include "icrc.h"
 #include "net.h"
 #include "opcode.h"
+#include "rx.h"
 #include "tx.h"
 
 /* Sizes of the frame being built. */
@@ -361,8 +364,14 @@ int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 		err = PTR_ERR(skb);
 		goto err_put_ndev;
 	}
-	/* net_xmit_eval() evaluates its argument twice: not a call in it. */
-	err = dev_queue_xmit(skb);
+	/* A destination on this device: straight to the receive path. */
+	if (ether_addr_equal(pi->dmac, ndev->dev_addr)) {
+		vroce_rx_loopback(skb);
+		err = NET_XMIT_SUCCESS;
+	} else {
+		err = dev_queue_xmit(skb);
+	}
+	/* net_xmit_eval() evaluates its argument twice: no call in it. */
 	if (net_xmit_eval(err)) {
 		err = -ENOBUFS;
 		goto err_put_ndev;

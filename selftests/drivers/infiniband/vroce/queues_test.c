@@ -2,9 +2,10 @@
 /*
  * CQs, QPs and SRQs through the stock rdma-core rxe provider: the rings it
  * maps, the QP state machine (SPEC.md section 7), flush semantics, events
- * and limits. There is no transport yet, so nothing here sends a packet:
- * completions come from flushes. Run by queues.sh, which creates the device
- * and exports VROCE_DEV.
+ * and limits. The QPs are connected to a QP number nobody has (their
+ * packets are dropped), so WQEs stay outstanding until a flush completes
+ * them; the timeout is long enough that no retry runs out meanwhile. Run
+ * by queues.sh, which creates the device and exports VROCE_DEV.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,7 +25,12 @@ FIXTURE(q) {
 	struct ibv_cq *rcq;
 	struct ibv_device_attr attr;
 	union ibv_gid gid;
+	struct ibv_mr *mr;
 };
+
+/* The buffer the WQEs of post_send() and post_recv() use, and its lkey. */
+static char test_buf[128];
+static uint32_t test_lkey;
 
 FIXTURE_SETUP(q)
 {
@@ -42,10 +48,16 @@ FIXTURE_SETUP(q)
 	ASSERT_NE(NULL, self->scq);
 	self->rcq = ibv_create_cq(self->ctx, 256, NULL, NULL, 0);
 	ASSERT_NE(NULL, self->rcq);
+	self->mr = ibv_reg_mr(self->pd, test_buf, sizeof(test_buf),
+			      IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, self->mr);
+	test_lkey = self->mr->lkey;
 }
 
 FIXTURE_TEARDOWN(q)
 {
+	if (self->mr)
+		ibv_dereg_mr(self->mr);
 	if (self->rcq)
 		ibv_destroy_cq(self->rcq);
 	if (self->scq)
@@ -103,7 +115,7 @@ static void fill_attr(FIXTURE_DATA(q) *self, struct ibv_qp_attr *a,
 	a->max_rd_atomic = 1;
 	a->max_dest_rd_atomic = 1;
 	a->min_rnr_timer = 12;
-	a->timeout = 14;
+	a->timeout = 20;	/* 4.3 s */
 	a->retry_cnt = 7;
 	a->rnr_retry = 7;
 	a->path_mig_state = IBV_MIG_MIGRATED;
@@ -417,7 +429,7 @@ TEST_F(q, query_qp_attrs)
 	EXPECT_EQ(1, a.max_rd_atomic);
 	EXPECT_EQ(1, a.max_dest_rd_atomic);
 	EXPECT_EQ(12, a.min_rnr_timer);
-	EXPECT_EQ(14, a.timeout);
+	EXPECT_EQ(20, a.timeout);
 	EXPECT_EQ(7, a.retry_cnt);
 	EXPECT_EQ(7, a.rnr_retry);
 	EXPECT_EQ(1, a.port_num);
@@ -492,9 +504,8 @@ TEST_F(q, qp_caps)
 static int post_send(struct ibv_qp *qp, uint64_t wr_id,
 		     enum ibv_wr_opcode opcode)
 {
-	static char buf[64];
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf, .length = sizeof(buf), .lkey = 1,
+		.addr = (uintptr_t)test_buf, .length = 64, .lkey = test_lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
@@ -506,9 +517,9 @@ static int post_send(struct ibv_qp *qp, uint64_t wr_id,
 
 static int post_recv(struct ibv_qp *qp, uint64_t wr_id)
 {
-	static char buf[64];
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf, .length = sizeof(buf), .lkey = 1,
+		.addr = (uintptr_t)test_buf + 64, .length = 64,
+		.lkey = test_lkey,
 	};
 	struct ibv_recv_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
@@ -555,7 +566,7 @@ TEST_F(q, flush_on_error)
 	ASSERT_EQ(0, drive(self, qp, IBV_QPT_RC, IBV_QPS_RTS));
 	for (i = 0; i < M; i++)
 		ASSERT_EQ(0, post_send(qp, 200 + i, IBV_WR_RDMA_WRITE));
-	/* No transport: the sends stay queued, nothing completes. */
+	/* Nobody acknowledges them: they stay outstanding. */
 	EXPECT_EQ(0, ibv_poll_cq(self->scq, 32, wc));
 	EXPECT_EQ(0, ibv_poll_cq(self->rcq, 32, wc));
 

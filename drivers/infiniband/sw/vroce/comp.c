@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The completer: acknowledgements, NAKs and READ/atomic responses for the
+ * requester's WQEs, the ACK timer and the RNR wait, and completions.
+ *
+ * Responses come in PSN order. A response for PSN p acknowledges every
+ * WQE that ends before p (a SEND or WRITE), except that it cannot stand in
+ * for the responses a READ or atomic before p still waits for: that is an
+ * implied NAK, and the requester goes back to the oldest unacknowledged
+ * PSN (req.una). READ response data is placed only in order (PSN ==
+ * req.una), so the scatter cursor (req.rcur) always stands at req.una's
+ * bytes of the READ at the head of the send queue.
+ *
+ * NAKs: PSN sequence error and the ACK timeout retry (retry_cnt times
+ * without forward progress, then IB_WC_RETRY_EXC_ERR); RNR NAK waits the
+ * time its timer code says and retries (rnr_retry times, 7 = forever, then
+ * IB_WC_RNR_RETRY_EXC_ERR); the other NAKs complete the WQE in error.
+ * Any error moves the QP to ERR, which flushes what is left.
+ *
+ * WQEs complete in send queue order, from its head, when done; signaled
+ * ones (or all, with IB_SIGNAL_ALL_WR, or any in error) produce a
+ * completion.
+ *
+ * Context: the QP's task (task.c), which owns the state.
+ */
+
+#include "counters.h"
+#include "cq.h"
+#include "device.h"
+#include "opcode.h"
+#include "qp.h"
+#include "xport.h"
+
+/* RNR NAK timer codes (IBTA, SPEC.md §3.4) in units of 10 us. */
+static const u32 vroce_rnr_10us[32] = {
+	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+	16384, 24576, 32768, 49152,
+};
+
+static void vroce_comp_count(struct vroce_qp *qp, enum vroce_counter idx)
+{
+	vroce_counter_inc(&to_vdev(qp->ibqp.device)->counters, idx);
+}
+
+static bool vroce_comp_signaled(const struct vroce_qp *qp,
+				const struct vroce_swqe *sw)
+{
+	return qp->sig_all || (sw->wr.send_flags & IB_SEND_SIGNALED) ||
+	       sw->status != IB_WC_SUCCESS;
+}
+
+static void vroce_comp_post(struct vroce_qp *qp, const struct vroce_swqe *sw)
+{
+	struct ib_wc wc = {
+		.wr_id = sw->wr.wr_id,
+		.status = sw->status,
+		.opcode = vroce_wr_to_wc_opcode(sw->wr.opcode),
+		.byte_len = sw->length,
+		.qp = &qp->ibqp,
+		.port_num = 1,
+	};
+
+	vroce_cq_post(qp->scq, &wc, false);
+}
+
+/**
+ * vroce_comp_retire - complete the done WQEs at the head of the send queue
+ * @qp: the QP
+ */
+void vroce_comp_retire(struct vroce_qp *qp)
+{
+	struct vroce_queue *q = &qp->sq.queue;
+	unsigned long flags;
+
+	while (q->cons != qp->req.next_new) {
+		struct vroce_swqe *sw = &qp->req.wqes[q->cons];
+
+		if (!sw->done)
+			break;
+		/* Posted before the slot is released to the producer. */
+		if (vroce_comp_signaled(qp, sw))
+			vroce_comp_post(qp, sw);
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		vroce_queue_advance_consumer(q);
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+	}
+}
+
+static void vroce_comp_count_status(struct vroce_qp *qp,
+				    enum ib_wc_status status)
+{
+	switch (status) {
+	case IB_WC_RETRY_EXC_ERR:
+		vroce_comp_count(qp, VROCE_CNT_REQ_RETRY_EXC);
+		break;
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		vroce_comp_count(qp, VROCE_CNT_REQ_RNR_RETRY_EXC);
+		break;
+	case IB_WC_REM_ACCESS_ERR:
+		vroce_comp_count(qp, VROCE_CNT_REQ_REM_ACCESS_ERR);
+		break;
+	case IB_WC_REM_INV_REQ_ERR:
+		vroce_comp_count(qp, VROCE_CNT_REQ_REM_INV_REQ);
+		break;
+	default:
+		break;
+	}
+}
+
+/**
+ * vroce_comp_fail_at - a WQE failed: complete it in error, fail the QP
+ * @qp: the QP
+ * @slot: the WQE's send queue slot (started: before req.next_new)
+ * @status: its completion status
+ *
+ * WQEs before it that are not done complete as flushed (in order), the
+ * QP moves to ERR and everything after it is flushed.
+ */
+void vroce_comp_fail_at(struct vroce_qp *qp, u32 slot,
+			enum ib_wc_status status)
+{
+	u32 i;
+
+	vroce_comp_count_status(qp, status);
+	for (i = qp->sq.queue.cons; i != slot;
+	     i = (i + 1) & qp->sq.queue.index_mask) {
+		if (!qp->req.wqes[i].done) {
+			qp->req.wqes[i].done = true;
+			qp->req.wqes[i].status = IB_WC_WR_FLUSH_ERR;
+		}
+	}
+	qp->req.wqes[slot].done = true;
+	qp->req.wqes[slot].status = status;
+	vroce_comp_retire(qp);
+	vroce_qp_error(qp);
+}
+
+static void vroce_comp_fail(struct vroce_qp *qp, enum ib_wc_status status)
+{
+	vroce_comp_fail_at(qp, qp->sq.queue.cons, status);
+}
+
+static bool vroce_comp_rd_atomic(const struct vroce_swqe *sw)
+{
+	return sw->wr.opcode == IB_WR_RDMA_READ ||
+	       sw->wr.opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       sw->wr.opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* The WQE at the head is complete; everything up to its end is acked. */
+static void vroce_comp_head_done(struct vroce_qp *qp)
+{
+	struct vroce_swqe *sw = &qp->req.wqes[qp->sq.queue.cons];
+
+	if (vroce_comp_rd_atomic(sw)) {
+		qp->req.rd_atomic--;
+		vroce_sge_cursor_done(&qp->req.rcur);
+		qp->req.rcur_active = false;
+	}
+	sw->done = true;
+	sw->status = IB_WC_SUCCESS;
+	vroce_req_progress(qp, vroce_psn_add(sw->last_psn, 1));
+	vroce_comp_retire(qp);
+}
+
+/* Go back to req.una, once per gap. */
+static void vroce_comp_retry(struct vroce_qp *qp)
+{
+	if (qp->req.last_nak_una == qp->req.una)
+		return;
+	qp->req.last_nak_una = qp->req.una;
+	vroce_req_rewind(qp);
+}
+
+static bool vroce_comp_outstanding(const struct vroce_qp *qp)
+{
+	return qp->sq.queue.cons != qp->req.next_new;
+}
+
+/*
+ * Complete the WQEs that end before @psn. Return: false if one of them is
+ * a READ/atomic still waiting for its response (an implied NAK: retried).
+ */
+static bool vroce_comp_ack_before(struct vroce_qp *qp, u32 psn)
+{
+	while (vroce_comp_outstanding(qp)) {
+		struct vroce_swqe *sw = &qp->req.wqes[qp->sq.queue.cons];
+
+		if (sw->done) {		/* a local operation */
+			vroce_comp_retire(qp);
+			continue;
+		}
+		if (vroce_psn_cmp(psn, sw->last_psn) <= 0)
+			return true;
+		if (vroce_comp_rd_atomic(sw)) {
+			vroce_comp_count(qp, VROCE_CNT_IMPLIED_NAK);
+			vroce_comp_retry(qp);
+			return false;
+		}
+		vroce_comp_head_done(qp);
+	}
+	return true;
+}
+
+static void vroce_comp_rnr(struct vroce_qp *qp, u32 psn, u8 code)
+{
+	struct vroce_req *req = &qp->req;
+
+	vroce_comp_count(qp, VROCE_CNT_RNR_NAK_RCVD);
+	if (vroce_psn_cmp(psn, req->una) > 0)
+		req->una = psn;
+	if (qp->attr.rnr_retry != 7) {
+		if (!req->rnr_left) {
+			vroce_comp_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		req->rnr_left--;
+	}
+	req->rnr_wait = true;
+	hrtimer_start(&req->timer, ns_to_ktime(vroce_rnr_10us[code] * 10000ULL),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
+static void vroce_comp_seq_nak(struct vroce_qp *qp, u32 psn)
+{
+	vroce_comp_count(qp, VROCE_CNT_PACKET_SEQ_ERR);
+	if (vroce_psn_cmp(psn, qp->req.una) > 0)
+		vroce_req_progress(qp, psn);
+	if (qp->req.last_nak_una == qp->req.una)
+		return;
+	if (!qp->req.retry_left) {
+		vroce_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->req.retry_left--;
+	vroce_comp_retry(qp);
+}
+
+static void vroce_comp_ack(struct vroce_qp *qp, struct sk_buff *skb, u32 psn)
+{
+	struct vroce_aeth *aeth = vroce_pkt_hdr(skb, VROCE_HDR_AETH);
+	u8 syn = vroce_aeth_syndrome(aeth);
+	struct vroce_swqe *sw = &qp->req.wqes[qp->sq.queue.cons];
+
+	switch (syn & VROCE_AETH_TYPE_MASK) {
+	case VROCE_AETH_ACK:
+		/* A plain ACK inside a READ/atomic's PSNs is stale. */
+		if (vroce_comp_rd_atomic(sw))
+			return;
+		if (psn == sw->last_psn)
+			vroce_comp_head_done(qp);
+		else
+			vroce_req_progress(qp, vroce_psn_add(psn, 1));
+		return;
+	case VROCE_AETH_RNR_NAK:
+		vroce_comp_rnr(qp, psn, syn & ~VROCE_AETH_TYPE_MASK);
+		return;
+	case VROCE_AETH_NAK:
+		break;
+	default:
+		return;
+	}
+	switch (syn) {
+	case VROCE_AETH_NAK_PSN_SEQ_ERR:
+		vroce_comp_seq_nak(qp, psn);
+		break;
+	case VROCE_AETH_NAK_INVALID_REQ:
+		vroce_comp_fail(qp, IB_WC_REM_INV_REQ_ERR);
+		break;
+	case VROCE_AETH_NAK_REM_ACC_ERR:
+		vroce_comp_fail(qp, IB_WC_REM_ACCESS_ERR);
+		break;
+	default:
+		vroce_comp_fail(qp, IB_WC_REM_OP_ERR);
+		break;
+	}
+}
+
+static int vroce_comp_rcur(struct vroce_qp *qp, struct vroce_swqe *sw)
+{
+	struct rxe_send_wqe *wqe;
+
+	if (qp->req.rcur_active)
+		return 0;
+	wqe = vroce_queue_elem(&qp->sq.queue, qp->sq.queue.cons);
+	vroce_sge_cursor_init(&qp->req.rcur, to_vdev(qp->ibqp.device),
+			      qp->ibqp.pd, wqe->dma.sge, sw->num_sge,
+			      IB_ACCESS_LOCAL_WRITE);
+	qp->req.rcur_active = true;
+	return 0;
+}
+
+static enum ib_wc_status vroce_comp_copy_status(int err)
+{
+	return err == -ENOSPC ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
+}
+
+static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
+				 const struct vroce_opcode_info *op, u32 psn)
+{
+	struct vroce_swqe *sw = &qp->req.wqes[qp->sq.queue.cons];
+	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 paylen = vroce_rx_cb(skb)->paylen;
+	u32 done = ((psn - sw->first_psn) & VROCE_PSN_MASK) * mtu;
+	bool last = op->flags & (VROCE_OP_LAST | VROCE_OP_ONLY);
+	int err;
+
+	if (sw->wr.opcode != IB_WR_RDMA_READ)
+		return;
+	if (psn != qp->req.una) {
+		vroce_comp_count(qp, VROCE_CNT_IMPLIED_NAK);
+		vroce_comp_retry(qp);
+		return;
+	}
+	/* Every response but the last is full; the total is the length. */
+	if ((!last && paylen != mtu) || done + paylen > sw->length ||
+	    (last && done + paylen != sw->length)) {
+		vroce_comp_fail(qp, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	vroce_comp_rcur(qp, sw);
+	err = vroce_sge_copy(&qp->req.rcur, vroce_pkt_payload(skb), paylen,
+			     VROCE_COPY_TO_MR);
+	if (err) {
+		vroce_comp_fail(qp, vroce_comp_copy_status(err));
+		return;
+	}
+	if (last)
+		vroce_comp_head_done(qp);
+	else
+		vroce_req_progress(qp, vroce_psn_add(psn, 1));
+}
+
+static void vroce_comp_atomic_ack(struct vroce_qp *qp, struct sk_buff *skb,
+				  u32 psn)
+{
+	struct vroce_atmack *ack = vroce_pkt_hdr(skb, VROCE_HDR_ATMACK);
+	struct vroce_swqe *sw = &qp->req.wqes[qp->sq.queue.cons];
+	u64 orig = be64_to_cpu(ack->orig);
+	int err;
+
+	if (!vroce_comp_rd_atomic(sw) || sw->wr.opcode == IB_WR_RDMA_READ ||
+	    psn != sw->first_psn)
+		return;
+	vroce_comp_rcur(qp, sw);
+	err = vroce_sge_copy(&qp->req.rcur, &orig, sizeof(orig),
+			     VROCE_COPY_TO_MR);
+	if (err) {
+		vroce_comp_fail(qp, vroce_comp_copy_status(err));
+		return;
+	}
+	vroce_comp_head_done(qp);
+}
+
+/**
+ * vroce_comp_rx - handle a response packet
+ * @qp: the QP
+ * @skb: the packet; consumed
+ */
+void vroce_comp_rx(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	const struct vroce_bth *bth = vroce_rx_bth(skb);
+	const struct vroce_opcode_info *op = vroce_opcode(bth->opcode);
+	u32 psn = vroce_bth_psn(bth);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD && state != IB_QPS_SQE)
+		goto out;
+	/* Stale (before req.una) or bogus (never sent) responses. */
+	if (vroce_psn_cmp(psn, qp->req.una) < 0 ||
+	    vroce_psn_cmp(psn, qp->req.max_psn) >= 0)
+		goto out;
+	if (!vroce_comp_ack_before(qp, psn) || !vroce_comp_outstanding(qp))
+		goto out;
+
+	switch (bth->opcode) {
+	case IB_OPCODE_RC_ACKNOWLEDGE:
+		vroce_comp_ack(qp, skb, psn);
+		break;
+	case IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE:
+		vroce_comp_atomic_ack(qp, skb, psn);
+		break;
+	default:
+		vroce_comp_read_resp(qp, skb, op, psn);
+		break;
+	}
+out:
+	kfree_skb(skb);
+}
+
+/**
+ * vroce_comp_timer - the timer expired: end of an RNR wait or ACK timeout
+ * @qp: the QP
+ */
+void vroce_comp_timer(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+
+	if (req->rnr_wait) {
+		req->rnr_wait = false;
+		req->last_nak_una = VROCE_PSN_MASK + 1;
+		vroce_req_rewind(qp);
+		return;
+	}
+	if (req->una == req->psn || !vroce_comp_outstanding(qp))
+		return;
+	vroce_comp_count(qp, VROCE_CNT_LOCAL_ACK_TIMEOUT);
+	if (!req->retry_left) {
+		vroce_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	req->retry_left--;
+	req->last_nak_una = VROCE_PSN_MASK + 1;
+	vroce_req_rewind(qp);
+	vroce_req_timer_arm(qp);
+}

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The requester: turns send WQEs into request packets.
+ *
+ * The send queue holds, from its consumer index (the oldest WQE not yet
+ * completed) on: WQEs sent and waiting for their acknowledgment, the WQE
+ * being sent (req.idx, req.offset bytes of it out), then WQEs not started
+ * (from req.next_new, which slot-wise is how far the requester ever got).
+ * A WQE is copied out of the ring and checked once, when first started
+ * (vroce_sq_peek()), into req.wqes[slot]; only its SGE list or inline data
+ * are read from the ring again, when a packet is built, and only within
+ * the bounds checked then.
+ *
+ * Each packet carries up to the path MTU; a message takes consecutive
+ * PSNs (a READ request takes as many as it has response packets). The
+ * requester keeps at most VROCE_REQ_WINDOW PSNs unacknowledged, at most
+ * max_rd_atomic READ/atomic WQEs outstanding, waits for them before a
+ * fenced WQE, sets AckReq on the last packet of a message and every
+ * VROCE_REQ_ACKREQ_EVERY packets, and keeps one timer armed while
+ * anything is unacknowledged (4.096 us << timeout).
+ *
+ * Retransmission is go-back-N: vroce_req_rewind() moves the requester back
+ * to the oldest unacknowledged PSN (req.una) and it sends everything from
+ * there again, with the opcodes it had (a message resumed in the middle
+ * continues with MIDDLE packets; a READ resumed in the middle is a new
+ * READ request for the rest).
+ *
+ * Local operations (fast registration, local invalidation) execute when
+ * they are reached, in order, and complete when they reach the head.
+ *
+ * Context: the QP's task (task.c), which owns the state.
+ */
+
+#include <linux/slab.h>
+
+#include "counters.h"
+#include "cq.h"
+#include "device.h"
+#include "mr.h"
+#include "opcode.h"
+#include "qp.h"
+#include "xport.h"
+
+static u32 vroce_qp_mtu(const struct vroce_qp *qp)
+{
+	return ib_mtu_enum_to_int(qp->attr.path_mtu);
+}
+
+static bool vroce_wr_rd_atomic(u32 opcode)
+{
+	return opcode == IB_WR_RDMA_READ || opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool vroce_wr_local(u32 opcode)
+{
+	return opcode == IB_WR_REG_MR || opcode == IB_WR_LOCAL_INV ||
+	       opcode == IB_WR_BIND_MW;
+}
+
+static u32 vroce_slot_next(const struct vroce_qp *qp, u32 slot)
+{
+	return (slot + 1) & qp->sq.queue.index_mask;
+}
+
+/* Packets (PSNs) a message of @len bytes takes. */
+static u32 vroce_msg_pkts(const struct vroce_qp *qp, u32 len)
+{
+	return len ? DIV_ROUND_UP(len, vroce_qp_mtu(qp)) : 1;
+}
+
+void vroce_req_timer_arm(struct vroce_qp *qp)
+{
+	u8 timeout = qp->attr.timeout;
+
+	if (!timeout || qp->req.rnr_wait)
+		return;
+	hrtimer_start(&qp->req.timer, ns_to_ktime(4096ULL << timeout),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
+/**
+ * vroce_req_progress - the peer acknowledged everything before @una
+ * @qp: the QP
+ * @una: the new oldest unacknowledged PSN (after req.una)
+ */
+void vroce_req_progress(struct vroce_qp *qp, u32 una)
+{
+	qp->req.una = una;
+	qp->req.retry_left = qp->attr.retry_cnt;
+	qp->req.rnr_left = qp->attr.rnr_retry;
+	if (qp->req.una == qp->req.psn)
+		hrtimer_try_to_cancel(&qp->req.timer);
+	else
+		vroce_req_timer_arm(qp);
+}
+
+static void vroce_req_cursor_init(struct vroce_qp *qp, u32 slot)
+{
+	struct rxe_send_wqe *wqe = vroce_queue_elem(&qp->sq.queue, slot);
+	struct vroce_swqe *sw = &qp->req.wqes[slot];
+
+	vroce_sge_cursor_done(&qp->req.cur);
+	vroce_sge_cursor_init(&qp->req.cur, to_vdev(qp->ibqp.device),
+			      qp->ibqp.pd, wqe->dma.sge, sw->num_sge, 0);
+}
+
+static bool vroce_req_inline(const struct vroce_swqe *sw)
+{
+	return sw->wr.send_flags & IB_SEND_INLINE;
+}
+
+/* Does the WQE gather its payload from an SGE list? */
+static bool vroce_req_gathers(const struct vroce_swqe *sw)
+{
+	return !vroce_wr_rd_atomic(sw->wr.opcode) && !vroce_req_inline(sw);
+}
+
+/**
+ * vroce_req_rewind - go back to the oldest unacknowledged PSN
+ * @qp: the QP
+ *
+ * The WQE at the head of the SQ holds req.una: the requester resumes in
+ * it, at the packet of that PSN.
+ */
+void vroce_req_rewind(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	u32 head = qp->sq.queue.cons;
+	struct vroce_swqe *sw;
+	u32 pkts;
+
+	if (head == req->next_new)
+		return;
+	sw = &req->wqes[head];
+	pkts = req->una - sw->first_psn;
+	pkts &= VROCE_PSN_MASK;
+	req->idx = head;
+	req->started = true;
+	req->psn = req->una;
+	req->offset = pkts * vroce_qp_mtu(qp);
+	req->since_ackreq = 0;
+	if (vroce_req_gathers(sw)) {
+		vroce_req_cursor_init(qp, head);
+		if (req->offset &&
+		    vroce_sge_copy(&req->cur, NULL, req->offset,
+				   VROCE_COPY_FROM_MR))
+			req->offset = 0;	/* the send will fail again */
+	}
+}
+
+/* Execute a local operation; Return: its completion status. */
+static enum ib_wc_status vroce_req_local_op(struct vroce_qp *qp,
+					    const struct vroce_swqe *sw)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+
+	switch (sw->wr.opcode) {
+	case IB_WR_REG_MR:
+		if (!sw->wr.wr.reg.mr)
+			return IB_WC_LOC_QP_OP_ERR;
+		if (vroce_mr_fast_reg(to_vmr(sw->wr.wr.reg.mr), sw->wr.wr.reg.key,
+				      sw->wr.wr.reg.access))
+			return IB_WC_LOC_PROT_ERR;
+		return IB_WC_SUCCESS;
+	case IB_WR_LOCAL_INV:
+		if (vroce_mr_invalidate(vdev, sw->wr.ex.invalidate_rkey,
+					qp->ibqp.pd))
+			return IB_WC_LOC_PROT_ERR;
+		return IB_WC_SUCCESS;
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+}
+
+/* May the WQE start now? Fences and the READ/atomic limit. */
+static bool vroce_req_may_start(struct vroce_qp *qp,
+				const struct rxe_send_wqe *wqe)
+{
+	u32 max = max_t(u32, qp->attr.max_rd_atomic, 1);
+
+	if ((wqe->wr.send_flags & IB_SEND_FENCE) && qp->req.rd_atomic)
+		return false;
+	if (vroce_wr_rd_atomic(wqe->wr.opcode) && qp->req.rd_atomic >= max)
+		return false;
+	return true;
+}
+
+/*
+ * Start the WQE at req.next_new. Return: true if it started (or failed or
+ * was a local operation and is done), false if there is nothing to start
+ * or it must wait.
+ */
+static bool vroce_req_start_new(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	u32 slot = req->next_new;
+	struct vroce_swqe *sw = &req->wqes[slot];
+	struct rxe_send_wqe wqe;
+	unsigned long flags;
+	int err;
+
+	/* The ring can hold at most index_mask WQEs in flight. */
+	if (vroce_slot_next(qp, slot) == qp->sq.queue.cons &&
+	    slot != qp->sq.queue.cons)
+		return false;
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	err = vroce_sq_peek(qp, slot, &wqe);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (err == -ENOENT)
+		return false;
+
+	memset(sw, 0, sizeof(*sw));
+	sw->wr = wqe.wr;
+	if (err) {
+		req->next_new = vroce_slot_next(qp, slot);
+		vroce_comp_fail_at(qp, slot, IB_WC_LOC_QP_OP_ERR);
+		return true;
+	}
+	if (!vroce_req_may_start(qp, &wqe))
+		return false;
+	sw->length = wqe.dma.length;
+	sw->num_sge = wqe.dma.num_sge;
+
+	if (vroce_wr_local(sw->wr.opcode)) {
+		sw->status = vroce_req_local_op(qp, sw);
+		req->next_new = vroce_slot_next(qp, slot);
+		if (sw->status != IB_WC_SUCCESS) {
+			vroce_comp_fail_at(qp, slot, sw->status);
+			return true;
+		}
+		sw->done = true;
+		req->idx = req->next_new;
+		vroce_comp_retire(qp);
+		return true;
+	}
+	if (sw->wr.opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    sw->wr.opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		sw->length = sizeof(u64);
+	if (vroce_wr_rd_atomic(sw->wr.opcode))
+		req->rd_atomic++;
+	sw->first_psn = req->psn;
+	sw->last_psn = vroce_psn_add(req->psn, vroce_msg_pkts(qp, sw->length) - 1);
+	req->next_new = vroce_slot_next(qp, slot);
+	req->idx = slot;
+	req->started = true;
+	req->offset = 0;
+	if (vroce_req_gathers(sw))
+		vroce_req_cursor_init(qp, slot);
+	return true;
+}
+
+static u8 vroce_req_send_opcode(u32 wr_opcode, bool first, bool last)
+{
+	static const u8 send[2][2] = {
+		{ IB_OPCODE_RC_SEND_MIDDLE, IB_OPCODE_RC_SEND_LAST },
+		{ IB_OPCODE_RC_SEND_FIRST, IB_OPCODE_RC_SEND_ONLY },
+	};
+	static const u8 write[2][2] = {
+		{ IB_OPCODE_RC_RDMA_WRITE_MIDDLE, IB_OPCODE_RC_RDMA_WRITE_LAST },
+		{ IB_OPCODE_RC_RDMA_WRITE_FIRST, IB_OPCODE_RC_RDMA_WRITE_ONLY },
+	};
+
+	switch (wr_opcode) {
+	case IB_WR_SEND_WITH_IMM:
+		if (last)
+			return first ? IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE :
+				       IB_OPCODE_RC_SEND_LAST_WITH_IMMEDIATE;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		if (last)
+			return first ? IB_OPCODE_RC_SEND_ONLY_WITH_INVALIDATE :
+				       IB_OPCODE_RC_SEND_LAST_WITH_INVALIDATE;
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		if (last)
+			return first ?
+				IB_OPCODE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+				IB_OPCODE_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE;
+		fallthrough;
+	case IB_WR_RDMA_WRITE:
+		return write[first][last];
+	case IB_WR_RDMA_READ:
+		return IB_OPCODE_RC_RDMA_READ_REQUEST;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_OPCODE_RC_COMPARE_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_OPCODE_RC_FETCH_ADD;
+	default:
+		break;
+	}
+	return send[first][last];
+}
+
+/* Extension headers of a request packet. */
+static void vroce_req_ext(struct vroce_qp *qp, const struct vroce_swqe *sw,
+			  struct vroce_pkt_info *pi)
+{
+	const struct rxe_send_wr *wr = &sw->wr;
+	struct vroce_ext_hdrs *ext = &pi->ext;
+	bool cmp = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP;
+	u32 offset = qp->req.offset;
+
+	ext->reth.va = cpu_to_be64(wr->wr.rdma.remote_addr + offset);
+	ext->reth.rkey = cpu_to_be32(wr->wr.rdma.rkey);
+	ext->reth.len = cpu_to_be32(sw->length - offset);
+	ext->immdt.imm = wr->ex.imm_data;
+	ext->ieth.rkey = cpu_to_be32(wr->ex.invalidate_rkey);
+	ext->atmeth.va = cpu_to_be64(wr->wr.atomic.remote_addr);
+	ext->atmeth.rkey = cpu_to_be32(wr->wr.atomic.rkey);
+	ext->atmeth.swap_add = cpu_to_be64(cmp ? wr->wr.atomic.swap :
+					   wr->wr.atomic.compare_add);
+	ext->atmeth.compare = cpu_to_be64(cmp ? wr->wr.atomic.compare_add : 0);
+}
+
+struct vroce_req_fill_ctx {
+	struct vroce_qp *qp;
+	const struct vroce_swqe *sw;
+	bool filled;
+	int err;
+};
+
+static int vroce_req_fill(void *arg, void *dst, u32 len)
+{
+	struct vroce_req_fill_ctx *ctx = arg;
+	struct vroce_qp *qp = ctx->qp;
+
+	ctx->filled = true;
+	if (vroce_req_inline(ctx->sw)) {
+		struct rxe_send_wqe *wqe =
+			vroce_queue_elem(&qp->sq.queue, qp->req.idx);
+
+		memcpy(dst, wqe->dma.inline_data + qp->req.offset, len);
+		return 0;
+	}
+	ctx->err = vroce_sge_copy(&qp->req.cur, dst, len, VROCE_COPY_FROM_MR);
+	return ctx->err;
+}
+
+static enum ib_wc_status vroce_req_fill_status(int err)
+{
+	return err == -ENOSPC ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
+}
+
+/* The WQE at req.idx is fully sent: move on. */
+static void vroce_req_wqe_sent(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	u32 slot = vroce_slot_next(qp, req->idx);
+
+	vroce_sge_cursor_done(&req->cur);
+	/* After a rewind, WQEs sent before are resent: they are set up. */
+	while (slot != req->next_new && req->wqes[slot].done)
+		slot = vroce_slot_next(qp, slot);
+	req->idx = slot;
+	req->offset = 0;
+	req->started = slot != req->next_new;
+	if (req->started && vroce_req_gathers(&req->wqes[slot]))
+		vroce_req_cursor_init(qp, slot);
+}
+
+/* Send the next packet of the WQE at req.idx. */
+static void vroce_req_send(struct vroce_qp *qp)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vroce_req *req = &qp->req;
+	struct vroce_swqe *sw = &req->wqes[req->idx];
+	struct vroce_req_fill_ctx ctx = { .qp = qp, .sw = sw };
+	bool rd_atomic = vroce_wr_rd_atomic(sw->wr.opcode);
+	u32 left = sw->length - req->offset;
+	u32 len = rd_atomic ? 0 : min(left, vroce_qp_mtu(qp));
+	bool first = req->offset == 0, last = rd_atomic || len == left;
+	u32 npsn = rd_atomic ? vroce_msg_pkts(qp, left) : 1;
+	struct vroce_pkt_info pi;
+	int err;
+
+	vroce_xport_pkt_init(qp, &pi, vroce_req_send_opcode(sw->wr.opcode,
+							    first, last),
+			     req->psn);
+	vroce_req_ext(qp, sw, &pi);
+	pi.se = last && (sw->wr.send_flags & IB_SEND_SOLICITED);
+	pi.ackreq = (vroce_opcode(pi.opcode)->flags & VROCE_OP_ACKREQ) ||
+		    ++req->since_ackreq >= VROCE_REQ_ACKREQ_EVERY;
+	if (pi.ackreq)
+		req->since_ackreq = 0;
+	pi.paylen = len;
+	pi.fill = vroce_req_fill;
+	pi.fill_ctx = &ctx;
+
+	err = vroce_tx(vdev, &pi, GFP_KERNEL);
+	if (ctx.err) {
+		/* A local error: bad lkey, SGE outside its MR, short list. */
+		vroce_comp_fail_at(qp, req->idx,
+				   vroce_req_fill_status(ctx.err));
+		return;
+	}
+	/* Anything else is a lost packet: retransmission recovers it. */
+	if (err && len && !ctx.filled && vroce_req_gathers(sw))
+		vroce_sge_copy(&req->cur, NULL, len, VROCE_COPY_FROM_MR);
+
+	if (vroce_psn_cmp(req->psn, req->max_psn) < 0)
+		vroce_counter_inc(&vdev->counters, VROCE_CNT_RETRANS_PKTS);
+	req->psn = vroce_psn_add(req->psn, npsn);
+	if (vroce_psn_cmp(req->psn, req->max_psn) > 0)
+		req->max_psn = req->psn;
+	req->offset += len;
+	if (!hrtimer_active(&req->timer))
+		vroce_req_timer_arm(qp);
+	if (last)
+		vroce_req_wqe_sent(qp);
+}
+
+/**
+ * vroce_req_check_drained - end the SQD drain once nothing is outstanding
+ * @qp: the QP; task_mutex held
+ */
+void vroce_req_check_drained(struct vroce_qp *qp)
+{
+	if (READ_ONCE(qp->sq_draining) && qp->sq.queue.cons == qp->req.next_new)
+		vroce_qp_sq_drained(qp);
+}
+
+/*
+ * QP types without a transport yet: a malformed WQE at the head still
+ * fails the QP; valid ones stay queued.
+ */
+static bool vroce_req_check_only(struct vroce_qp *qp)
+{
+	struct rxe_send_wqe wqe;
+	unsigned long flags;
+	u32 slot = qp->req.next_new;
+	int err;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	err = vroce_sq_peek(qp, slot, &wqe);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (err != -EINVAL)
+		return false;
+	qp->req.wqes[slot].wr = wqe.wr;
+	qp->req.next_new = vroce_slot_next(qp, slot);
+	qp->req.idx = qp->req.next_new;
+	vroce_comp_fail_at(qp, slot, IB_WC_LOC_QP_OP_ERR);
+	return true;
+}
+
+/**
+ * vroce_req_step - send one packet or start one WQE if possible
+ * @qp: the QP
+ *
+ * Return: true if it did something (call again), false if it must wait.
+ */
+bool vroce_req_step(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return false;
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return vroce_req_check_only(qp);
+	if (req->rnr_wait)
+		return false;
+	if (vroce_psn_cmp(req->psn,
+			  vroce_psn_add(req->una, VROCE_REQ_WINDOW)) >= 0)
+		return false;
+	if (!req->started) {
+		if (state != IB_QPS_RTS || READ_ONCE(qp->sq_draining)) {
+			vroce_req_check_drained(qp);
+			return false;
+		}
+		return vroce_req_start_new(qp);
+	}
+	vroce_req_send(qp);
+	return true;
+}
+
+/* Forget everything (modify to RESET, destroy). */
+void vroce_req_reset(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+
+	vroce_sge_cursor_done(&req->cur);
+	vroce_sge_cursor_done(&req->rcur);
+	req->rcur_active = false;
+	req->idx = 0;
+	req->next_new = 0;
+	req->started = false;
+	req->offset = 0;
+	req->psn = 0;
+	req->una = 0;
+	req->max_psn = 0;
+	req->since_ackreq = 0;
+	req->rd_atomic = 0;
+	req->rnr_wait = false;
+	req->last_nak_una = VROCE_PSN_MASK + 1;
+}

@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The responder: executes the requests of the QP's peer and answers them.
+ *
+ * A request with the expected PSN (resp.epsn) is executed; an earlier PSN
+ * is a duplicate (a SEND or WRITE is acknowledged again, a READ is
+ * executed again from its RETH, an atomic is answered from the record
+ * kept for it); a later PSN means packets were lost: one PSN sequence NAK
+ * per gap, and the packet is dropped.
+ *
+ * SEND: the first packet takes a receive WQE (from the SRQ or the RQ) and
+ * copies it out of the ring; no WQE means an RNR NAK with min_rnr_timer
+ * (the packet is dropped, the requester retries). The payload is scattered
+ * into the WQE's SGEs; the last packet completes it. RDMA WRITE: the first
+ * packet's RETH is checked (rkey, range, REMOTE_WRITE), and the payload is
+ * written at the RETH address. WRITE with immediate data takes a receive
+ * WQE at its last packet, before anything of that packet is written, so an
+ * RNR retry of the packet is exact. READ: the RETH is checked, and the
+ * responses (path MTU each) are sent by vroce_resp_step() before any later
+ * request is looked at. Atomics: 8-byte aligned, REMOTE_ATOMIC; executed
+ * with the MR's memory as a 64-bit atomic; the original value is kept in
+ * a record (max_dest_rd_atomic of them, round robin) for duplicates.
+ *
+ * ACKs are coalesced: a packet with AckReq makes an ACK pending, and the
+ * ACK goes out once the queued packets are handled, or before any other
+ * response (READ data, atomic ACK, NAK) so responses stay in PSN order.
+ *
+ * Errors (IBTA class B/C): invalid request (bad opcode sequence, lengths)
+ * and remote access errors NAK the request and move the QP to ERR; a
+ * receive WQE that cannot take the message completes with
+ * IB_WC_LOC_LEN_ERR (NAK invalid request) or IB_WC_LOC_PROT_ERR (NAK
+ * remote operational error).
+ *
+ * Context: the QP's task (task.c), which owns the state.
+ */
+
+#include "counters.h"
+#include "cq.h"
+#include "device.h"
+#include "mr.h"
+#include "opcode.h"
+#include "qp.h"
+#include "query.h"
+#include "srq.h"
+#include "xport.h"
+
+/* The low five bits of an RC opcode, from include/rdma/ib_pack.h. */
+#define VROCE_OPC(x) ((x) & 0x1f)
+
+static void vroce_resp_count(struct vroce_qp *qp, enum vroce_counter idx)
+{
+	vroce_counter_inc(&to_vdev(qp->ibqp.device)->counters, idx);
+}
+
+static u32 vroce_resp_mtu(const struct vroce_qp *qp)
+{
+	return ib_mtu_enum_to_int(qp->attr.path_mtu);
+}
+
+static void vroce_resp_send_ack(struct vroce_qp *qp, u8 opcode, u32 psn,
+				u8 syndrome, const struct vroce_atmack *atm)
+{
+	struct vroce_pkt_info pi;
+
+	vroce_xport_pkt_init(qp, &pi, opcode, psn);
+	pi.ext.aeth.smsn = vroce_aeth_pack(syndrome, qp->resp.msn);
+	if (atm)
+		pi.ext.atmack = *atm;
+	vroce_tx(to_vdev(qp->ibqp.device), &pi, GFP_KERNEL);
+}
+
+/* Send the coalesced ACK, if one is owed. */
+static void vroce_resp_flush_ack(struct vroce_qp *qp)
+{
+	if (!qp->resp.ack_pending)
+		return;
+	qp->resp.ack_pending = false;
+	vroce_resp_send_ack(qp, IB_OPCODE_RC_ACKNOWLEDGE, qp->resp.ack_psn,
+			    VROCE_AETH_ACK_UNLIMITED, NULL);
+}
+
+static void vroce_resp_ack_later(struct vroce_qp *qp, u32 psn)
+{
+	qp->resp.ack_pending = true;
+	qp->resp.ack_psn = psn;
+}
+
+static void vroce_resp_nak(struct vroce_qp *qp, u32 psn, u8 syndrome)
+{
+	vroce_resp_flush_ack(qp);
+	vroce_resp_count(qp, VROCE_CNT_NAK_SENT);
+	vroce_resp_send_ack(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, syndrome, NULL);
+}
+
+static void vroce_resp_complete(struct vroce_qp *qp, enum ib_wc_status status,
+				enum ib_wc_opcode opcode, u32 byte_len,
+				const struct ib_wc *extra, bool solicited)
+{
+	struct ib_wc wc = {
+		.wr_id = qp->resp.rwqe->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.src_qp = qp->attr.dest_qp_num,
+		.port_num = 1,
+	};
+
+	if (extra) {
+		wc.wc_flags = extra->wc_flags;
+		wc.ex = extra->ex;
+	}
+	vroce_sge_cursor_done(&qp->resp.cur);
+	qp->resp.have_rwqe = false;
+	vroce_cq_post(qp->rcq, &wc, solicited);
+}
+
+/* A class B/C error: NAK it, complete the receive WQE held, fail the QP. */
+static void vroce_resp_error(struct vroce_qp *qp, u32 psn, u8 syndrome,
+			     enum ib_wc_status status)
+{
+	vroce_resp_nak(qp, psn, syndrome);
+	if (syndrome == VROCE_AETH_NAK_REM_ACC_ERR)
+		vroce_resp_count(qp, VROCE_CNT_RESP_REM_ACCESS_ERR);
+	if (status == IB_WC_LOC_LEN_ERR)
+		vroce_resp_count(qp, VROCE_CNT_RESP_LOCAL_LENGTH_ERR);
+	if (qp->resp.have_rwqe)
+		vroce_resp_complete(qp, status, IB_WC_RECV, qp->resp.rlen,
+				    NULL, false);
+	vroce_qp_error(qp);
+}
+
+static void vroce_resp_srq_event(struct vroce_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/* Take a receive WQE. Return: 0, or -ENOENT if there is none. */
+static int vroce_resp_get_rwqe(struct vroce_qp *qp)
+{
+	struct vroce_wq *wq = qp->srq ? &qp->srq->rq : &qp->rq;
+	struct rxe_recv_wqe *rwqe = qp->resp.rwqe, *src;
+	bool limit = false;
+	unsigned long flags;
+	u32 num_sge;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	vroce_queue_sync(&wq->queue);
+	if (vroce_queue_empty(&wq->queue)) {
+		spin_unlock_irqrestore(&wq->lock, flags);
+		return -ENOENT;
+	}
+	src = vroce_queue_consumer_addr(&wq->queue);
+	memcpy(rwqe, src, sizeof(*rwqe));
+	num_sge = min(rwqe->dma.num_sge, wq->max_sge);
+	rwqe->dma.num_sge = num_sge;
+	memcpy(rwqe->dma.sge, src->dma.sge, num_sge * sizeof(struct rxe_sge));
+	vroce_queue_advance_consumer(&wq->queue);
+	if (qp->srq && qp->srq->limit &&
+	    vroce_queue_count(&wq->queue) < qp->srq->limit) {
+		qp->srq->limit = 0;
+		limit = true;
+	}
+	spin_unlock_irqrestore(&wq->lock, flags);
+
+	if (limit)
+		vroce_resp_srq_event(qp->srq);
+	vroce_sge_cursor_init(&qp->resp.cur, to_vdev(qp->ibqp.device),
+			      qp->ibqp.pd, rwqe->dma.sge, num_sge,
+			      IB_ACCESS_LOCAL_WRITE);
+	qp->resp.have_rwqe = true;
+	qp->resp.rlen = 0;
+	return 0;
+}
+
+/* Make sure a receive WQE is held; RNR NAK if none. Return: 0 or -ENOENT. */
+static int vroce_resp_need_rwqe(struct vroce_qp *qp, u32 psn)
+{
+	if (qp->resp.have_rwqe || !vroce_resp_get_rwqe(qp))
+		return 0;
+	vroce_resp_count(qp, VROCE_CNT_OUT_OF_BUFFER);
+	vroce_resp_nak(qp, psn,
+		       VROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
+	return -ENOENT;
+}
+
+static bool vroce_resp_first(const struct vroce_opcode_info *op)
+{
+	return op->flags & (VROCE_OP_FIRST | VROCE_OP_ONLY);
+}
+
+static bool vroce_resp_last(const struct vroce_opcode_info *op)
+{
+	return op->flags & (VROCE_OP_LAST | VROCE_OP_ONLY);
+}
+
+/* Payload length rules: FIRST and MIDDLE carry exactly the path MTU. */
+static bool vroce_resp_len_ok(struct vroce_qp *qp,
+			      const struct vroce_opcode_info *op, u32 paylen)
+{
+	u32 mtu = vroce_resp_mtu(qp);
+
+	if (op->flags & (VROCE_OP_FIRST | VROCE_OP_MIDDLE))
+		return paylen == mtu;
+	return paylen <= mtu;
+}
+
+/* SEND_*: Return: 0, or -EAGAIN if the packet is dropped (RNR, error). */
+static int vroce_resp_send(struct vroce_qp *qp, struct sk_buff *skb,
+			   const struct vroce_opcode_info *op, u32 psn)
+{
+	const struct vroce_bth *bth = vroce_rx_bth(skb);
+	u32 paylen = vroce_rx_cb(skb)->paylen;
+	struct ib_wc extra = {};
+	int err;
+
+	if (vroce_resp_need_rwqe(qp, psn))
+		return -EAGAIN;
+	err = vroce_sge_copy(&qp->resp.cur, vroce_pkt_payload(skb), paylen,
+			     VROCE_COPY_TO_MR);
+	if (err == -ENOSPC) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
+				 IB_WC_LOC_LEN_ERR);
+		return -EAGAIN;
+	}
+	if (err) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_OP_ERR,
+				 IB_WC_LOC_PROT_ERR);
+		return -EAGAIN;
+	}
+	qp->resp.rlen += paylen;
+	qp->resp.msg = VROCE_MSG_SEND;
+	if (!vroce_resp_last(op))
+		return 0;
+
+	if (op->hdrs & VROCE_HDR_IMMDT) {
+		extra.wc_flags |= IB_WC_WITH_IMM;
+		extra.ex.imm_data =
+			((struct vroce_immdt *)vroce_pkt_hdr(skb,
+							     VROCE_HDR_IMMDT))->imm;
+	}
+	if (op->hdrs & VROCE_HDR_IETH) {
+		u32 rkey = be32_to_cpu(((struct vroce_ieth *)
+				vroce_pkt_hdr(skb, VROCE_HDR_IETH))->rkey);
+
+		if (vroce_rkey_invalidate(to_vdev(qp->ibqp.device), &qp->ibqp,
+					  rkey)) {
+			vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
+					 IB_WC_REM_INV_REQ_ERR);
+			return -EAGAIN;
+		}
+		extra.wc_flags |= IB_WC_WITH_INVALIDATE;
+		extra.ex.invalidate_rkey = rkey;
+	}
+	qp->resp.msg = VROCE_MSG_NONE;
+	qp->resp.msn++;
+	vroce_resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV, qp->resp.rlen,
+			    &extra, bth->flags & VROCE_BTH_SE);
+	return 0;
+}
+
+static void vroce_resp_put_wmr(struct vroce_qp *qp)
+{
+	if (qp->resp.wmr)
+		vroce_mr_put(qp->resp.wmr);
+	qp->resp.wmr = NULL;
+}
+
+/* The RETH of a WRITE's first packet. Return: 0 or -EAGAIN (failed). */
+static int vroce_resp_write_start(struct vroce_qp *qp, struct sk_buff *skb,
+				  const struct vroce_opcode_info *op, u32 psn)
+{
+	struct vroce_reth *reth = vroce_pkt_hdr(skb, VROCE_HDR_RETH);
+	u32 len = be32_to_cpu(reth->len), paylen = vroce_rx_cb(skb)->paylen;
+	u64 va = be64_to_cpu(reth->va);
+
+	vroce_resp_count(qp, VROCE_CNT_RX_WRITE_REQUESTS);
+	if ((op->flags & VROCE_OP_ONLY) ? len != paylen : len <= paylen) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR);
+		return -EAGAIN;
+	}
+	vroce_resp_put_wmr(qp);
+	if (len) {
+		qp->resp.wmr = vroce_rkey_get(to_vdev(qp->ibqp.device),
+					      &qp->ibqp, be32_to_cpu(reth->rkey),
+					      va, len, IB_ACCESS_REMOTE_WRITE);
+		if (!qp->resp.wmr) {
+			vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+					 IB_WC_REM_ACCESS_ERR);
+			return -EAGAIN;
+		}
+	}
+	qp->resp.wva = va;
+	qp->resp.wresid = len;
+	qp->resp.wlen = len;
+	return 0;
+}
+
+/* RDMA_WRITE_*: Return: 0, or -EAGAIN if the packet is dropped. */
+static int vroce_resp_write(struct vroce_qp *qp, struct sk_buff *skb,
+			    const struct vroce_opcode_info *op, u32 psn)
+{
+	const struct vroce_bth *bth = vroce_rx_bth(skb);
+	u32 paylen = vroce_rx_cb(skb)->paylen;
+	bool imm = op->hdrs & VROCE_HDR_IMMDT;
+	struct ib_wc extra = {};
+
+	/* Before anything of this packet is applied: RNR retries it whole. */
+	if (imm && vroce_resp_need_rwqe(qp, psn))
+		return -EAGAIN;
+	if (vroce_resp_first(op) && vroce_resp_write_start(qp, skb, op, psn))
+		return -EAGAIN;
+	if (paylen > qp->resp.wresid ||
+	    (vroce_resp_last(op) && paylen != qp->resp.wresid)) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR);
+		return -EAGAIN;
+	}
+	if (paylen && vroce_mr_copy(qp->resp.wmr, qp->resp.wva,
+				    vroce_pkt_payload(skb), paylen,
+				    VROCE_COPY_TO_MR)) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
+	qp->resp.wva += paylen;
+	qp->resp.wresid -= paylen;
+	qp->resp.msg = VROCE_MSG_WRITE;
+	if (!vroce_resp_last(op))
+		return 0;
+
+	vroce_resp_put_wmr(qp);
+	qp->resp.msg = VROCE_MSG_NONE;
+	qp->resp.msn++;
+	if (imm) {
+		extra.wc_flags = IB_WC_WITH_IMM;
+		extra.ex.imm_data =
+			((struct vroce_immdt *)vroce_pkt_hdr(skb,
+							     VROCE_HDR_IMMDT))->imm;
+		vroce_resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
+				    qp->resp.wlen, &extra,
+				    bth->flags & VROCE_BTH_SE);
+	}
+	return 0;
+}
+
+static struct vroce_rd_res *vroce_resp_new_res(struct vroce_qp *qp,
+					       bool atomic, u32 psn)
+{
+	struct vroce_rd_res *res = &qp->resp.res[qp->resp.res_next];
+
+	qp->resp.res_next = (qp->resp.res_next + 1) % qp->resp.nres;
+	res->valid = true;
+	res->atomic = atomic;
+	res->psn = psn;
+	return res;
+}
+
+/*
+ * Start READ responses for @reth at @psn. Return: 0, or -EACCES if the
+ * rkey does not allow it.
+ */
+static int vroce_resp_read_start(struct vroce_qp *qp,
+				 const struct vroce_reth *reth, u32 psn)
+{
+	struct vroce_read_job *rd = &qp->resp.rd;
+	u32 len = be32_to_cpu(reth->len);
+	u64 va = be64_to_cpu(reth->va);
+	struct vroce_mr *mr = NULL;
+
+	if (len) {
+		mr = vroce_rkey_get(to_vdev(qp->ibqp.device), &qp->ibqp,
+				    be32_to_cpu(reth->rkey), va, len,
+				    IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			return -EACCES;
+	}
+	if (rd->mr)
+		vroce_mr_put(rd->mr);
+	rd->mr = mr;
+	rd->va = va;
+	rd->resid = len;
+	rd->psn = psn;
+	rd->first = true;
+	rd->active = true;
+	return 0;
+}
+
+static int vroce_resp_read(struct vroce_qp *qp, struct sk_buff *skb, u32 psn)
+{
+	struct vroce_reth *reth = vroce_pkt_hdr(skb, VROCE_HDR_RETH);
+	u32 len = be32_to_cpu(reth->len);
+
+	vroce_resp_count(qp, VROCE_CNT_RX_READ_REQUESTS);
+	if (len > VROCE_MAX_MSG_SIZE) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR);
+		return -EAGAIN;
+	}
+	if (vroce_resp_read_start(qp, reth, psn)) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
+	vroce_resp_new_res(qp, false, psn);
+	qp->resp.msn++;
+	/* The READ takes one PSN per response packet. */
+	qp->resp.epsn = vroce_psn_add(qp->resp.epsn,
+				      len ? DIV_ROUND_UP(len, vroce_resp_mtu(qp))
+					  - 1 : 0);
+	return 0;
+}
+
+static void vroce_resp_send_atomic_ack(struct vroce_qp *qp, u32 psn, u64 orig)
+{
+	struct vroce_atmack atm = { .orig = cpu_to_be64(orig) };
+
+	vroce_resp_flush_ack(qp);
+	vroce_resp_send_ack(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, psn,
+			    VROCE_AETH_ACK_UNLIMITED, &atm);
+}
+
+static int vroce_resp_atomic(struct vroce_qp *qp, struct sk_buff *skb,
+			     u32 psn)
+{
+	struct vroce_atmeth *atm = vroce_pkt_hdr(skb, VROCE_HDR_ATMETH);
+	bool cmp = vroce_rx_bth(skb)->opcode == IB_OPCODE_RC_COMPARE_SWAP;
+	u64 va = be64_to_cpu(atm->va), swap_add = be64_to_cpu(atm->swap_add);
+	struct vroce_mr *mr;
+	u64 orig;
+	int err;
+
+	vroce_resp_count(qp, VROCE_CNT_RX_ATOMIC_REQUESTS);
+	if (va & (sizeof(u64) - 1)) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR);
+		return -EAGAIN;
+	}
+	mr = vroce_rkey_get(to_vdev(qp->ibqp.device), &qp->ibqp,
+			    be32_to_cpu(atm->rkey), va, sizeof(u64),
+			    IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
+	if (cmp)
+		err = vroce_mr_atomic(mr, va, VROCE_ATOMIC_CMP_SWP,
+				      be64_to_cpu(atm->compare), swap_add,
+				      &orig);
+	else
+		err = vroce_mr_atomic(mr, va, VROCE_ATOMIC_FETCH_ADD, swap_add,
+				      0, &orig);
+	vroce_mr_put(mr);
+	if (err) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
+	vroce_resp_new_res(qp, true, psn)->orig = orig;
+	qp->resp.msn++;
+	vroce_resp_send_atomic_ack(qp, psn, orig);
+	return 0;
+}
+
+/* Does @opcode fit the message in progress (IBTA opcode sequence)? */
+static bool vroce_resp_seq_ok(struct vroce_qp *qp,
+			      const struct vroce_opcode_info *op, u8 opcode)
+{
+	u8 opc = VROCE_OPC(opcode);
+	bool write = opc >= IB_OPCODE_RDMA_WRITE_FIRST &&
+		     opc <= IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+
+	if (qp->resp.msg == VROCE_MSG_NONE)
+		return vroce_resp_first(op);
+	if (vroce_resp_first(op))
+		return false;
+	return write == (qp->resp.msg == VROCE_MSG_WRITE);
+}
+
+static int vroce_resp_execute(struct vroce_qp *qp, struct sk_buff *skb,
+			      const struct vroce_opcode_info *op, u32 psn)
+{
+	u8 opcode = vroce_rx_bth(skb)->opcode;
+	u8 opc = VROCE_OPC(opcode);
+
+	if (!vroce_resp_seq_ok(qp, op, opcode) ||
+	    !vroce_resp_len_ok(qp, op, vroce_rx_cb(skb)->paylen)) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR);
+		return -EAGAIN;
+	}
+	if (opc <= IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE ||
+	    opc == IB_OPCODE_SEND_LAST_WITH_INVALIDATE ||
+	    opc == IB_OPCODE_SEND_ONLY_WITH_INVALIDATE)
+		return vroce_resp_send(qp, skb, op, psn);
+	if (opc <= IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE)
+		return vroce_resp_write(qp, skb, op, psn);
+	if (opc == IB_OPCODE_RDMA_READ_REQUEST)
+		return vroce_resp_read(qp, skb, psn);
+	return vroce_resp_atomic(qp, skb, psn);
+}
+
+static void vroce_resp_duplicate(struct vroce_qp *qp, struct sk_buff *skb,
+				 u32 psn)
+{
+	u8 opcode = vroce_rx_bth(skb)->opcode;
+	u32 i;
+
+	vroce_resp_count(qp, VROCE_CNT_DUPLICATE_REQUEST);
+	switch (opcode) {
+	case IB_OPCODE_RC_RDMA_READ_REQUEST:
+		/* Executed again, from the retried request's RETH. */
+		vroce_resp_read_start(qp, vroce_pkt_hdr(skb, VROCE_HDR_RETH),
+				      psn);
+		return;
+	case IB_OPCODE_RC_COMPARE_SWAP:
+	case IB_OPCODE_RC_FETCH_ADD:
+		for (i = 0; i < qp->resp.nres; i++) {
+			struct vroce_rd_res *res = &qp->resp.res[i];
+
+			if (res->valid && res->atomic && res->psn == psn) {
+				vroce_resp_send_atomic_ack(qp, psn, res->orig);
+				return;
+			}
+		}
+		return;
+	default:
+		vroce_resp_ack_later(qp, vroce_psn_add(qp->resp.epsn,
+						       VROCE_PSN_MASK));
+		return;
+	}
+}
+
+/**
+ * vroce_resp_rx - handle a request packet
+ * @qp: the QP
+ * @skb: the packet; consumed
+ */
+void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	const struct vroce_bth *bth = vroce_rx_bth(skb);
+	const struct vroce_opcode_info *op = vroce_opcode(bth->opcode);
+	u32 psn = vroce_bth_psn(bth);
+	int diff = vroce_psn_cmp(psn, qp->resp.epsn);
+
+	if (!qp->resp.comm_est && READ_ONCE(qp->state) == IB_QPS_RTR) {
+		qp->resp.comm_est = true;
+		vroce_qp_event(qp, IB_EVENT_COMM_EST);
+	}
+	if (diff > 0) {
+		vroce_resp_count(qp, VROCE_CNT_OUT_OF_SEQUENCE);
+		if (!qp->resp.nak_sent) {
+			qp->resp.nak_sent = true;
+			vroce_resp_nak(qp, qp->resp.epsn,
+				       VROCE_AETH_NAK_PSN_SEQ_ERR);
+		}
+	} else if (diff < 0) {
+		vroce_resp_duplicate(qp, skb, psn);
+	} else if (!vroce_resp_execute(qp, skb, op, psn)) {
+		qp->resp.nak_sent = false;
+		qp->resp.epsn = vroce_psn_add(qp->resp.epsn, 1);
+		if (vroce_bth_ackreq(bth) &&
+		    bth->opcode != IB_OPCODE_RC_RDMA_READ_REQUEST &&
+		    bth->opcode != IB_OPCODE_RC_COMPARE_SWAP &&
+		    bth->opcode != IB_OPCODE_RC_FETCH_ADD)
+			vroce_resp_ack_later(qp, psn);
+	}
+	kfree_skb(skb);
+}
+
+static int vroce_resp_read_fill(void *arg, void *dst, u32 len)
+{
+	struct vroce_read_job *rd = arg;
+
+	return vroce_mr_copy(rd->mr, rd->va, dst, len, VROCE_COPY_FROM_MR);
+}
+
+/* Send the next READ response. */
+static void vroce_resp_read_step(struct vroce_qp *qp)
+{
+	struct vroce_read_job *rd = &qp->resp.rd;
+	u32 len = min(rd->resid, vroce_resp_mtu(qp));
+	bool last = len == rd->resid;
+	struct vroce_pkt_info pi;
+	u8 opcode;
+
+	if (rd->first)
+		opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
+				IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;
+	else
+		opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+				IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+	vroce_xport_pkt_init(qp, &pi, opcode, rd->psn);
+	pi.ext.aeth.smsn = vroce_aeth_pack(VROCE_AETH_ACK_UNLIMITED,
+					   qp->resp.msn);
+	pi.paylen = len;
+	if (len) {
+		pi.fill = vroce_resp_read_fill;
+		pi.fill_ctx = rd;
+	}
+	vroce_tx(to_vdev(qp->ibqp.device), &pi, GFP_KERNEL);
+
+	rd->va += len;
+	rd->resid -= len;
+	rd->psn = vroce_psn_add(rd->psn, 1);
+	rd->first = false;
+	if (last) {
+		rd->active = false;
+		if (rd->mr)
+			vroce_mr_put(rd->mr);
+		rd->mr = NULL;
+	}
+}
+
+/**
+ * vroce_resp_step - send what the responder owes: READ data, then ACKs
+ * @qp: the QP
+ *
+ * Return: true if it sent something.
+ */
+bool vroce_resp_step(struct vroce_qp *qp)
+{
+	if (qp->resp.rd.active) {
+		vroce_resp_flush_ack(qp);
+		vroce_resp_read_step(qp);
+		return true;
+	}
+	if (qp->resp.ack_pending) {
+		vroce_resp_flush_ack(qp);
+		return true;
+	}
+	return false;
+}
+
+/**
+ * vroce_resp_flush - the QP entered ERR: flush the receive WQE held
+ * @qp: the QP
+ */
+void vroce_resp_flush(struct vroce_qp *qp)
+{
+	if (qp->resp.have_rwqe)
+		vroce_resp_complete(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0,
+				    NULL, false);
+	vroce_resp_put_wmr(qp);
+	if (qp->resp.rd.mr)
+		vroce_mr_put(qp->resp.rd.mr);
+	qp->resp.rd.mr = NULL;
+	qp->resp.rd.active = false;
+	qp->resp.msg = VROCE_MSG_NONE;
+	qp->resp.ack_pending = false;
+}
+
+/* Forget everything (modify to RESET, destroy): no completions. */
+void vroce_resp_reset(struct vroce_qp *qp)
+{
+	vroce_sge_cursor_done(&qp->resp.cur);
+	qp->resp.have_rwqe = false;
+	vroce_resp_flush(qp);
+	memset(qp->resp.res, 0, VROCE_MAX_RD_ATOM * sizeof(*qp->resp.res));
+	qp->resp.res_next = 0;
+	qp->resp.epsn = 0;
+	qp->resp.msn = 0;
+	qp->resp.nak_sent = false;
+	qp->resp.comm_est = false;
+}

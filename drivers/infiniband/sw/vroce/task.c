@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-QP task: the one execution context of a QP's transport.
+ *
+ * Execution model:
+ * - Everything the reliable transport does for a QP runs in its task, a
+ *   work item on the module's workqueue: the responder (request packets,
+ *   resp.c), the completer (response packets and timer expiry, comp.c),
+ *   READ response generation (resp.c) and the requester (new packets and
+ *   retransmissions, req.c). A work item never runs on two CPUs at once,
+ *   and the task body runs under vroce_qp.task_mutex, so the state in
+ *   vroce_qp.req and vroce_qp.resp needs no other lock.
+ * - The receive softirq (rx.c) only validates a packet, finds its QP and
+ *   appends the skb to vroce_qp.rxq; post_send (the doorbell) and the timer
+ *   only kick the task. Nothing that sends runs in softirq context, and a
+ *   packet that loops back to the same device is received in a later
+ *   softirq, never recursively.
+ * - The task runs in process context and sends with dev_queue_xmit(); the
+ *   softirqs a transmission raises (veth, loopback) run when it re-enables
+ *   bottom halves, so a receiver on the same CPU keeps up with the sender.
+ * - modify_qp holds task_mutex across a transition, so the task sees the
+ *   QP's state and attributes change only between two of its runs.
+ * - A run takes at most VROCE_TASK_BUDGET steps and then requeues itself,
+ *   so QPs sharing a worker take turns.
+ *
+ * Lifetime: a queued task owns a QP reference (taken by vroce_task_kick()
+ * or handed over by the receive path, dropped at the end of the run), so
+ * destroy_qp's wait for the QP's references waits for the task too;
+ * vroce_qp.dying keeps a dying QP's task from doing work or requeueing.
+ * The timer kicks the task only through refcount_inc_not_zero(); destroy
+ * cancels it once no reference is left (vroce_xport_qp_stop()).
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/slab.h>
+
+#include "counters.h"
+#include "cq.h"
+#include "device.h"
+#include "opcode.h"
+#include "qp.h"
+#include "query.h"
+#include "srq.h"
+#include "xport.h"
+
+#define VROCE_TASK_BUDGET 128
+
+static struct workqueue_struct *vroce_wq;
+
+int vroce_task_init(void)
+{
+	vroce_wq = alloc_workqueue("vroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	return vroce_wq ? 0 : -ENOMEM;
+}
+
+void vroce_task_exit(void)
+{
+	destroy_workqueue(vroce_wq);
+}
+
+/* Queue the task with the reference the caller hands over. */
+static void vroce_task_queue(struct vroce_qp *qp)
+{
+	if (!queue_work(vroce_wq, &qp->task))
+		vroce_qp_put(qp);
+}
+
+/**
+ * vroce_task_kick - make the QP's task run (again)
+ * @qp: the QP
+ *
+ * Context: any.
+ */
+void vroce_task_kick(struct vroce_qp *qp)
+{
+	if (refcount_inc_not_zero(&qp->ref))
+		vroce_task_queue(qp);
+}
+
+/**
+ * vroce_qp_rx - queue a received packet for the QP's task
+ * @qp: the QP, with a reference from vroce_qp_get() that this consumes
+ * @skb: the validated packet; vroce_rx_cb() filled in; consumed
+ *
+ * Context: softirq.
+ */
+void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	if (skb_queue_len(&qp->rxq) >= VROCE_RXQ_MAX) {
+		vroce_counter_inc(&to_vdev(qp->ibqp.device)->counters,
+				  VROCE_CNT_RCVD_QUEUE_FULL);
+		kfree_skb(skb);
+		vroce_qp_put(qp);
+		return;
+	}
+	skb_queue_tail(&qp->rxq, skb);
+	vroce_task_queue(qp);
+}
+
+static void vroce_task_rx(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	const struct vroce_opcode_info *op = vroce_opcode(vroce_rx_bth(skb)->opcode);
+
+	/* Only RC has a transport yet; other QP types drop what they get. */
+	if (qp->ibqp.qp_type != IB_QPT_RC || !(op->qp_types & VROCE_QPT_RC)) {
+		kfree_skb(skb);
+		return;
+	}
+	if (op->flags & VROCE_OP_RESPONSE)
+		vroce_comp_rx(qp, skb);
+	else
+		vroce_resp_rx(qp, skb);
+}
+
+static bool vroce_task_active(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD || state == IB_QPS_SQE;
+}
+
+/* Return: true if the budget ran out with work left. */
+static bool vroce_task_steps(struct vroce_qp *qp)
+{
+	int budget = VROCE_TASK_BUDGET;
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&qp->task_mutex);
+
+	while (budget--) {
+		if (!vroce_task_active(READ_ONCE(qp->state))) {
+			skb_queue_purge(&qp->rxq);
+			return false;
+		}
+		if (test_and_clear_bit(0, &qp->req.timer_fired)) {
+			vroce_comp_timer(qp);
+			continue;
+		}
+		/* READ responses go out before later requests are looked at. */
+		if (qp->resp.rd.active) {
+			vroce_resp_step(qp);
+			continue;
+		}
+		skb = skb_dequeue(&qp->rxq);
+		if (skb) {
+			vroce_task_rx(qp, skb);
+			continue;
+		}
+		if (vroce_resp_step(qp))
+			continue;
+		if (!vroce_req_step(qp))
+			return false;
+	}
+	return true;
+}
+
+static void vroce_task_run(struct work_struct *work)
+{
+	struct vroce_qp *qp = container_of(work, struct vroce_qp, task);
+	bool more = false;
+
+	mutex_lock(&qp->task_mutex);
+	if (!READ_ONCE(qp->dying))
+		more = vroce_task_steps(qp);
+	mutex_unlock(&qp->task_mutex);
+
+	if (more)
+		vroce_task_kick(qp);
+	vroce_qp_put(qp);
+}
+
+static enum hrtimer_restart vroce_task_timer(struct hrtimer *timer)
+{
+	struct vroce_qp *qp = container_of(timer, struct vroce_qp, req.timer);
+
+	set_bit(0, &qp->req.timer_fired);
+	vroce_task_kick(qp);
+	return HRTIMER_NORESTART;
+}
+
+/**
+ * vroce_xport_qp_init - set up a new QP's transport
+ * @qp: the QP, its queues created
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vroce_xport_qp_init(struct vroce_qp *qp)
+{
+	u32 rq_sge = qp->srq ? qp->srq->rq.max_sge : qp->rq.max_sge;
+
+	INIT_WORK(&qp->task, vroce_task_run);
+	mutex_init(&qp->task_mutex);
+	skb_queue_head_init(&qp->rxq);
+	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	qp->req.timer.function = vroce_task_timer;
+
+	qp->req.wqes = kvcalloc(vroce_queue_capacity(&qp->sq.queue) + 1,
+				sizeof(*qp->req.wqes), GFP_KERNEL);
+	if (!qp->req.wqes)
+		goto err;
+	qp->resp.rwqe = kzalloc(vroce_recv_wqe_size(rq_sge), GFP_KERNEL);
+	if (!qp->resp.rwqe)
+		goto err;
+	qp->resp.res = kvcalloc(VROCE_MAX_RD_ATOM, sizeof(*qp->resp.res),
+				GFP_KERNEL);
+	if (!qp->resp.res)
+		goto err;
+	qp->resp.nres = 1;
+	return 0;
+
+err:
+	vroce_xport_qp_free(qp);
+	return -ENOMEM;
+}
+
+/**
+ * vroce_xport_reset - forget all transport state (modify to RESET, destroy)
+ * @qp: the QP; task_mutex held or the QP unreachable
+ */
+void vroce_xport_reset(struct vroce_qp *qp)
+{
+	hrtimer_try_to_cancel(&qp->req.timer);
+	clear_bit(0, &qp->req.timer_fired);
+	skb_queue_purge(&qp->rxq);
+	vroce_req_reset(qp);
+	vroce_resp_reset(qp);
+}
+
+/**
+ * vroce_xport_modify - apply the transport side of a modify_qp
+ * @qp: the QP; task_mutex held, the transition done
+ * @attr: the attributes given to modify_qp
+ * @mask: their mask
+ */
+void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
+			int mask)
+{
+	lockdep_assert_held(&qp->task_mutex);
+
+	if (mask & IB_QP_RQ_PSN)
+		qp->resp.epsn = attr->rq_psn & VROCE_PSN_MASK;
+	if (mask & IB_QP_SQ_PSN) {
+		qp->req.psn = attr->sq_psn & VROCE_PSN_MASK;
+		qp->req.una = qp->req.psn;
+		qp->req.max_psn = qp->req.psn;
+	}
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->resp.nres = clamp_t(u32, attr->max_dest_rd_atomic, 1,
+					VROCE_MAX_RD_ATOM);
+	if (mask & IB_QP_RETRY_CNT)
+		qp->req.retry_left = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->req.rnr_left = attr->rnr_retry;
+}
+
+/**
+ * vroce_xport_qp_stop - stop a QP's transport for good
+ * @qp: the QP, unreachable and without references (destroy_qp)
+ */
+void vroce_xport_qp_stop(struct vroce_qp *qp)
+{
+	hrtimer_cancel(&qp->req.timer);
+	vroce_xport_reset(qp);
+}
+
+void vroce_xport_qp_free(struct vroce_qp *qp)
+{
+	kvfree(qp->resp.res);
+	kfree(qp->resp.rwqe);
+	kvfree(qp->req.wqes);
+}
+
+/**
+ * vroce_xport_pkt_init - start describing a packet to the QP's peer
+ * @qp: the QP (RC: the primary path)
+ * @pi: what to fill in
+ * @opcode: the BTH opcode
+ * @psn: the BTH PSN
+ */
+void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
+			  u8 opcode, u32 psn)
+{
+	const struct rdma_ah_attr *ah = &qp->av.ah;
+	const struct ib_global_route *grh = &ah->grh;
+
+	memset(pi, 0, sizeof(*pi));
+	pi->sgid_attr = qp->av.sgid_attr;
+	pi->dgid = grh->dgid;
+	ether_addr_copy(pi->dmac, ah->roce.dmac);
+	pi->traffic_class = grh->traffic_class;
+	pi->hop_limit = grh->hop_limit;
+	pi->flow_label = grh->flow_label;
+	pi->sl = ah->sl;
+	pi->opcode = opcode;
+	pi->pkey = VROCE_DEFAULT_PKEY;
+	pi->sqpn = qp->ibqp.qp_num;
+	pi->dqpn = qp->attr.dest_qp_num;
+	pi->psn = psn & VROCE_PSN_MASK;
+}
+
+/* An extension header of a received packet; the opcode must have it. */
+void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr)
+{
+	struct vroce_bth *bth = vroce_rx_bth(skb);
+
+	return (u8 *)(bth + 1) +
+	       vroce_ext_hdr_offset(vroce_opcode(bth->opcode), hdr);
+}
+
+void *vroce_pkt_payload(struct sk_buff *skb)
+{
+	struct vroce_bth *bth = vroce_rx_bth(skb);
+
+	return (u8 *)(bth + 1) + vroce_opcode_hdr_len(vroce_opcode(bth->opcode));
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The reliable transport's per-QP state: the requester (req.c), the
+ * completer (comp.c), the responder (resp.c) and the task that runs them
+ * (task.c). See the execution model at the top of task.c.
+ */
+#ifndef _VROCE_XPORT_H
+#define _VROCE_XPORT_H
+
+#include <linux/hrtimer.h>
+#include <linux/mutex.h>
+#include <linux/skbuff.h>
+#include <linux/workqueue.h>
+#include <uapi/rdma/rdma_user_rxe.h>
+
+#include "mr_copy.h"
+#include "pkt.h"
+#include "tx.h"
+
+struct vroce_qp;
+struct vroce_mr;
+
+/* 24-bit PSN order: < 0 if @a is before @b, in half-space terms. */
+static inline int vroce_psn_cmp(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8);
+}
+
+static inline u32 vroce_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & VROCE_PSN_MASK;
+}
+
+/* Unacknowledged PSNs the requester allows itself. */
+#define VROCE_REQ_WINDOW	256
+/* Packets after which the requester asks for an ACK inside a message. */
+#define VROCE_REQ_ACKREQ_EVERY	64
+/* Received packets a QP queues before its task runs; then drops. */
+#define VROCE_RXQ_MAX		4096
+
+/**
+ * struct vroce_swqe - the transport's copy of a send WQE being executed
+ * @wr: the WR, copied out of the ring and checked once (vroce_sq_peek())
+ * @length: total bytes (SGE list or inline)
+ * @num_sge: SGEs (bounded by the QP's max_sge)
+ * @first_psn: PSN of its first packet
+ * @last_psn: PSN of its last packet (READ: of its last response)
+ * @done: acknowledged or executed; completes when it reaches the head
+ * @status: the completion status once @done
+ */
+struct vroce_swqe {
+	struct rxe_send_wr wr;
+	u32 length;
+	u32 num_sge;
+	u32 first_psn;
+	u32 last_psn;
+	bool done;
+	u8 status;
+};
+
+/**
+ * struct vroce_req - requester and completer state (task-owned)
+ * @wqes: one &struct vroce_swqe per send queue slot
+ * @idx: the SQ slot being sent (or next to send)
+ * @next_new: the first SQ slot never started
+ * @started: @wqes[@idx] is copied and has its PSNs (@idx != @next_new)
+ * @offset: bytes of @wqes[@idx] already sent
+ * @psn: the next PSN to send
+ * @una: the oldest unacknowledged PSN
+ * @max_psn: one past the highest PSN ever sent (retransmission counting)
+ * @since_ackreq: packets sent since the last one with AckReq
+ * @rd_atomic: READ and atomic WQEs outstanding
+ * @retry_left: transport retries left (reset by forward progress)
+ * @rnr_left: RNR retries left (reset by forward progress; 7 = infinite)
+ * @rnr_wait: waiting for the RNR timer before retrying
+ * @last_nak_una: @una when the last retry for a NAK or an implied NAK
+ *	began (> VROCE_PSN_MASK: none): one retry per gap, not per packet
+ * @timer_fired: set by @timer, consumed by the task (atomic bit 0)
+ * @timer: ACK timeout or RNR wait
+ * @cur: gathers the payload of @wqes[@idx] from its SGE list
+ * @rcur: scatters READ responses / atomic results of the oldest WQE
+ * @rcur_active: @rcur is set up for the WQE at the SQ head
+ */
+struct vroce_req {
+	struct vroce_swqe *wqes;
+	u32 idx;
+	u32 next_new;
+	bool started;
+	u32 offset;
+	u32 psn;
+	u32 una;
+	u32 max_psn;
+	u32 since_ackreq;
+	u32 rd_atomic;
+	u8 retry_left;
+	u8 rnr_left;
+	bool rnr_wait;
+	u32 last_nak_una;
+	unsigned long timer_fired;
+	struct hrtimer timer;
+	struct vroce_sge_cursor cur;
+	struct vroce_sge_cursor rcur;
+	bool rcur_active;
+};
+
+/**
+ * struct vroce_rd_res - a READ or atomic the responder accepted, kept for
+ * duplicates (max_dest_rd_atomic of them, reused round robin)
+ * @valid: in use
+ * @atomic: an atomic (else a READ)
+ * @psn: its request PSN
+ * @orig: the atomic's original value, replayed to duplicates
+ */
+struct vroce_rd_res {
+	bool valid;
+	bool atomic;
+	u32 psn;
+	u64 orig;
+};
+
+/**
+ * struct vroce_read_job - READ responses being sent
+ * @mr: the MR read from, referenced (NULL for a zero-length READ)
+ * @va: next address to read
+ * @resid: bytes left
+ * @psn: PSN of the next response
+ * @first: the next response is the first of the READ
+ * @active: responses left to send
+ */
+struct vroce_read_job {
+	struct vroce_mr *mr;
+	u64 va;
+	u32 resid;
+	u32 psn;
+	bool first;
+	bool active;
+};
+
+enum vroce_resp_msg {
+	VROCE_MSG_NONE,
+	VROCE_MSG_SEND,
+	VROCE_MSG_WRITE,
+};
+
+/**
+ * struct vroce_resp - responder state (task-owned)
+ * @epsn: the expected PSN
+ * @msn: message sequence number (AETH)
+ * @nak_sent: a PSN sequence NAK was sent for the current gap
+ * @comm_est: IB_EVENT_COMM_EST was raised
+ * @msg: the multi-packet message in progress
+ * @rwqe: copy of the receive WQE being filled (@have_rwqe)
+ * @have_rwqe: @rwqe holds a WQE taken from the RQ or SRQ
+ * @rlen: bytes placed into @rwqe
+ * @cur: scatters into @rwqe's SGEs
+ * @wmr: the MR of the RDMA WRITE in progress, referenced
+ * @wva: next address of the write
+ * @wresid: bytes the write still expects
+ * @wlen: the write's total length (RETH)
+ * @ack_pending: an ACK for @ack_psn is owed (coalesced)
+ * @ack_psn: PSN to acknowledge
+ * @res: max_dest_rd_atomic READ/atomic records; @nres of them
+ * @nres: entries in @res
+ * @res_next: the entry to reuse next
+ * @rd: READ responses in progress
+ */
+struct vroce_resp {
+	u32 epsn;
+	u32 msn;
+	bool nak_sent;
+	bool comm_est;
+	enum vroce_resp_msg msg;
+	struct rxe_recv_wqe *rwqe;
+	bool have_rwqe;
+	u32 rlen;
+	struct vroce_sge_cursor cur;
+	struct vroce_mr *wmr;
+	u64 wva;
+	u32 wresid;
+	u32 wlen;
+	bool ack_pending;
+	u32 ack_psn;
+	struct vroce_rd_res *res;
+	u32 nres;
+	u32 res_next;
+	struct vroce_read_job rd;
+};
+
+/**
+ * struct vroce_rx_cb - what the receive path learned about a packet, kept
+ * in skb->cb while it waits in the QP's queue
+ * @bth_off: offset of the BTH from skb->data
+ * @paylen: payload bytes, without pad and ICRC
+ * @net_type: enum vroce_net_type
+ */
+struct vroce_rx_cb {
+	u16 bth_off;
+	u16 paylen;
+	u8 net_type;
+};
+
+static inline struct vroce_rx_cb *vroce_rx_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct vroce_rx_cb) > sizeof(skb->cb));
+	return (struct vroce_rx_cb *)skb->cb;
+}
+
+static inline struct vroce_bth *vroce_rx_bth(struct sk_buff *skb)
+{
+	return (struct vroce_bth *)(skb->data + vroce_rx_cb(skb)->bth_off);
+}
+
+/* task.c APIs: */
+int vroce_task_init(void);
+void vroce_task_exit(void);
+int vroce_xport_qp_init(struct vroce_qp *qp);
+void vroce_xport_qp_stop(struct vroce_qp *qp);
+void vroce_xport_qp_free(struct vroce_qp *qp);
+void vroce_xport_reset(struct vroce_qp *qp);
+void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
+			int mask);
+void vroce_task_kick(struct vroce_qp *qp);
+void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb);
+void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
+			  u8 opcode, u32 psn);
+void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr);
+void *vroce_pkt_payload(struct sk_buff *skb);
+
+/* req.c APIs: */
+bool vroce_req_step(struct vroce_qp *qp);
+void vroce_req_reset(struct vroce_qp *qp);
+void vroce_req_timer_arm(struct vroce_qp *qp);
+void vroce_req_progress(struct vroce_qp *qp, u32 una);
+void vroce_req_rewind(struct vroce_qp *qp);
+void vroce_req_check_drained(struct vroce_qp *qp);
+
+/* comp.c APIs: */
+void vroce_comp_rx(struct vroce_qp *qp, struct sk_buff *skb);
+void vroce_comp_timer(struct vroce_qp *qp);
+void vroce_comp_retire(struct vroce_qp *qp);
+void vroce_comp_fail_at(struct vroce_qp *qp, u32 slot,
+			enum ib_wc_status status);
+
+/* resp.c APIs: */
+void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb);
+bool vroce_resp_step(struct vroce_qp *qp);
+void vroce_resp_reset(struct vroce_qp *qp);
+void vroce_resp_flush(struct vroce_qp *qp);
+
+#endif /* _VROCE_XPORT_H */
