@@ -167,6 +167,9 @@ vroce_clean() {
 	     function flush(  i) { print head
 		for (i = (cnt > 12 ? cnt - 11 : 1); i <= cnt; i++) print "    " tail[i % 12] }
 	     END { if (head) flush() }' "$WORK/vroce.res.tb"
+	# rdmacm tests run their two sides in child processes, which print
+	# their exception; the test itself only says that one occurred.
+	grep -B1 ' got: ' "$WORK/vroce.log" | grep -v '^--$' | head -n 60
 	echo "--- kernel messages since vroce loaded (last 60):"
 	dmesg_since pyverbs-vroce | tail -n 60
 	return 1

@@ -632,7 +632,8 @@ def tshark_fields(path):
         cmd += ["--disable-protocol", p]
     for f in ["frame.number", "frame.protocols", "infiniband.bth.opcode",
               "_ws.malformed", "_ws.expert.severity",
-              "infiniband.aeth.syndrome"]:
+              "infiniband.aeth.syndrome", "infiniband.bth.destqp",
+              "infiniband.bth.psn"]:
         cmd += ["-e", f]
     out = subprocess.run(cmd, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, check=True)
@@ -666,8 +667,9 @@ def cmd_decode(a):
     rows = tshark_fields(a.pcap)
     expect(len(rows) == len(frames), "tshark read %d frames of %d" %
            (len(rows), len(frames)))
-    naks = 0
-    for num, protos, opcode, malformed, sev, syn in rows:
+    naks = {"NAK": 0, "RNR NAK": 0}
+    requests, resent = set(), 0
+    for num, protos, opcode, malformed, sev, syn, qpn, psn in rows:
         if not expect("infiniband" in protos.split(":"),
                       "frame %s is %s" % (num, protos)):
             continue
@@ -676,15 +678,21 @@ def cmd_decode(a):
         expect(worst < PI_WARN, "frame %s: expert severity %#x" % (num, worst))
         cls = rc_class(int(opcode, 0))
         seen[cls] = seen.get(cls, 0) + 1
-        if syn and int(syn, 0) & 0x60:
-            naks += 1
+        if syn and (int(syn, 0) >> 5) & 3 == 3:
+            naks["NAK"] += 1
+        elif syn and (int(syn, 0) >> 5) & 3 == 1:
+            naks["RNR NAK"] += 1
+        if cls in ("send", "write", "read_request", "atomic"):
+            resent += (qpn, psn) in requests
+            requests.add((qpn, psn))
     must, may = RC_TRAFFIC[a.traffic]
     for cls in must:
         expect(cls in seen, "no %s frame" % cls)
     for cls in seen:
         expect(cls in must + may, "unexpected %s frames" % cls)
-    print("# %d frames: %s; %d NAK/RNR NAK" % (len(frames), ", ".join(
-        "%s %d" % kv for kv in sorted(seen.items())), naks))
+    print("# %d frames: %s; %d NAK, %d RNR NAK; %d requests resent" % (
+        len(frames), ", ".join("%s %d" % kv for kv in sorted(seen.items())),
+        naks["NAK"], naks["RNR NAK"], resent))
 
 
 def main():

@@ -273,8 +273,11 @@ rc_run() {
 	return $rc
 }
 
+# rc_decode OP: check the capture; keep roce.py's summary line.
 rc_decode() {
-	python3 "$ROCE_PY" decode --pcap "$RC_PCAP" --traffic "$1"
+	python3 "$ROCE_PY" decode --pcap "$RC_PCAP" --traffic "$1" |
+		tee "$VROCE_LOG.decode"
+	return "${PIPESTATUS[0]}"
 }
 
 rc_write() { rc_run ib_write_bw -n 20 -s 8192; }
@@ -287,7 +290,8 @@ check_rc() {
 	check "RC $2 between two vroce devices in two namespaces" "rc_$1"
 	check "RC $2 capture: tshark decodes RoCE v2, $1 opcodes, ICRCs right" \
 		rc_decode "$1"
-	rm -f "$RC_PCAP"
+	grep -s '^# [0-9]* frames' "$VROCE_LOG.decode"
+	rm -f "$RC_PCAP" "$VROCE_LOG.decode"
 }
 
 debugfs_removed() {
