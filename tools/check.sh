@@ -215,8 +215,10 @@ show_splats() {
 }
 
 # tally LABEL DIR: add the results of the VM run in DIR (its ksft.tap, or
-# its console if the runner left none) to the totals; TALLIED = how many.
+# its console if the runner left none) to the totals; TALLIED = how many,
+# TALLY = "N passed, N failed, N skipped".
 TALLIED=0
+TALLY=
 tally() {
 	local label=$1 dir=$2 counts p f s line
 
@@ -235,6 +237,7 @@ tally() {
 		[ -n "$line" ] && FAILURES+=("${line#FAIL }")
 	done < <(grep '^FAIL ' <<<"$counts")
 	TALLIED=$((p + f + s))
+	TALLY="$p passed, $f failed, $s skipped"
 }
 
 run_vm() {
@@ -269,7 +272,7 @@ run_vm() {
 		grep -v '^run.sh:' "$dir/run.log" | tail -n 15 | sed 's/^/  > /'
 	fi
 	[ "$n" -gt 0 ] || [ "$rc" != 0 ] || gate_failed "$k" "no test results (build/check/$k/run.log)"
-	log "$k: $p passed, $f failed, $s skipped"
+	log "$k: $TALLY"
 }
 
 # The wire interop test between two VMs, rdma_rxe in vm1 and vroce in vm2
@@ -293,6 +296,7 @@ run_pair() {
 	for v in vm1 vm2; do
 		tally "$k $v (pair)" "$dir/$v"
 		n=$((n + TALLIED))
+		log "pair ($k) $v: $TALLY"
 		vrc=$(cat "$dir/$v/.pair-status" 2>/dev/null || echo 126)
 		case $vrc in
 		0) continue ;;
