@@ -11,6 +11,10 @@
 #   4. tools/ksft.sh build            the kselftests, built on the host
 #   5. one VM boot per kernel         tools/testing/vm/run.sh runs
 #                                     'tools/ksft.sh run' with VROCE_KO set
+#   6. with VROCE_PAIR=1: two VMs,    tools/testing/vm/pair.sh runs
+#      once, on 6.12
+#                                     interop.sh: rdma_rxe in vm1, vroce in
+#                                     vm2 (it skips in the single VMs)
 #
 # Results come from the KTAP each VM run leaves in build/check/<kernel>/
 # ksft.tap, not from exit codes (the 6.12 runner exits 0 on failure,
@@ -36,6 +40,7 @@
 #
 # Logs: build/check/<kernel>/: build.log (module build), run.log (what
 # run.sh printed), console.log, dmesg.txt, ksft.tap (the suite's KTAP);
+# build/check/pair/: run.log (both consoles), vm1/ and vm2/ as above;
 # build/check/ksft-build.log, build/lint/.
 set -uo pipefail
 
@@ -43,6 +48,7 @@ TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 cd "$TOP" || exit 1
 OUT=$TOP/build/check
 RUNNER=$TOP/tools/testing/vm/run.sh
+PAIR=$TOP/tools/testing/vm/pair.sh
 DEBUG_KERNEL=$TOP/tools/testing/vm/debug-kernel.sh
 
 PASS=0
@@ -209,8 +215,34 @@ show_splats() {
 	sed -n "$line,$((line + 40))p" "$dir/dmesg.txt" | sed 's/^/  | /'
 }
 
+# tally LABEL DIR: add the results of the VM run in DIR (its ksft.tap, or
+# its console if the runner left none) to the totals; TALLIED = how many,
+# TALLY = "N passed, N failed, N skipped".
+TALLIED=0
+TALLY=
+tally() {
+	local label=$1 dir=$2 counts p f s line
+
+	if [ -s "$dir/ksft.tap" ]; then
+		counts=$(parse_tap "$label" "$dir/ksft.tap")
+	elif [ -f "$dir/console.log" ]; then
+		counts=$(parse_tap "$label" "$dir/console.log")
+	else
+		counts=$(parse_tap "$label" /dev/null)
+	fi
+	read -r _ p f s <<<"$(grep '^COUNTS ' <<<"$counts")"
+	PASS=$((PASS + p))
+	FAIL=$((FAIL + f))
+	SKIP=$((SKIP + s))
+	while IFS= read -r line; do
+		[ -n "$line" ] && FAILURES+=("${line#FAIL }")
+	done < <(grep '^FAIL ' <<<"$counts")
+	TALLIED=$((p + f + s))
+	TALLY="$p passed, $f failed, $s skipped"
+}
+
 run_vm() {
-	local k=$1 dir=$OUT/$1 rc start=$SECONDS counts n p f s line
+	local k=$1 dir=$OUT/$1 rc start=$SECONDS n
 	local ko=$TOP/build/$1/vroce.ko
 	local args=(-k "$k" -t "${VM_TIMEOUT:-1500}" -o "$dir")
 
@@ -225,21 +257,8 @@ run_vm() {
 	rc=${PIPESTATUS[0]}
 	log "$k: VM run: $((SECONDS - start)) s, exit $rc"
 
-	if [ -s "$dir/ksft.tap" ]; then
-		counts=$(parse_tap "$k" "$dir/ksft.tap")
-	elif [ -f "$dir/console.log" ]; then
-		counts=$(parse_tap "$k" "$dir/console.log")
-	else
-		counts=$(parse_tap "$k" /dev/null)
-	fi
-	read -r _ p f s <<<"$(grep '^COUNTS ' <<<"$counts")"
-	PASS=$((PASS + p))
-	FAIL=$((FAIL + f))
-	SKIP=$((SKIP + s))
-	while IFS= read -r line; do
-		[ -n "$line" ] && FAILURES+=("${line#FAIL }")
-	done < <(grep '^FAIL ' <<<"$counts")
-	n=$((p + f + s))
+	tally "$k" "$dir"
+	n=$TALLIED
 
 	case $rc in
 	0) ;;
@@ -254,7 +273,63 @@ run_vm() {
 		grep -v '^run.sh:' "$dir/run.log" | tail -n 15 | sed 's/^/  > /'
 	fi
 	[ "$n" -gt 0 ] || [ "$rc" != 0 ] || gate_failed "$k" "no test results (build/check/$k/run.log)"
-	log "$k: $p passed, $f failed, $s skipped"
+	log "$k: $TALLY"
+}
+
+# The wire interop test between two VMs, rdma_rxe in vm1 and vroce in vm2
+# (interop.sh through tools/testing/vm/pair.sh; in single VMs it skips),
+# once, on the first 6.12 kernel built, unless TESTS leaves it out. Its
+# results count per VM; a VM that failed (timeout, splat, lost guest) is one
+# more failure, as for run_vm.
+run_pair() {
+	local k=$1 dir=$OUT/pair rc start=$SECONDS v vrc n=0
+	local ko=$TOP/build/$1/vroce.ko
+
+	mkdir -p "$dir"
+	rm -f "$dir"/vm[12]/ksft.tap "$dir/run.log"
+	log "pair ($k): booting two VMs, rdma_rxe and vroce (timeout ${VM_TIMEOUT:-1500} s)"
+	"$PAIR" -k "$k" -t "${VM_TIMEOUT:-1500}" -o "$dir" -- \
+		env VROCE_INTEROP="rxe vroce" VROCE_KO="$ko" tools/ksft.sh run interop.sh 2>&1 |
+		tee "$dir/run.log" | grep --line-buffered -E '^\[vm[12]\] (not )?ok [0-9]+ selftests: ' |
+		sed -u "s/^/  [pair $k] /"
+	rc=${PIPESTATUS[0]}
+	log "pair ($k): VM run: $((SECONDS - start)) s, exit $rc"
+	for v in vm1 vm2; do
+		tally "$k $v (pair)" "$dir/$v"
+		n=$((n + TALLIED))
+		log "pair ($k) $v: $TALLY"
+		vrc=$(cat "$dir/$v/.pair-status" 2>/dev/null || echo 126)
+		case $vrc in
+		0) continue ;;
+		124) gate_failed "pair $v" "VM timed out (run.sh exit 124)" ;;
+		125) gate_failed "pair $v" "kernel warning/BUG/KASAN/lockdep/kmemleak report in the guest (run.sh exit 125)" ;;
+		126) gate_failed "pair $v" "no status came back from the guest (run.sh exit 126)" ;;
+		*) gate_failed "pair $v" "guest command failed (exit $vrc, build/check/pair/run.log)" ;;
+		esac
+		grep "^\[$v\] run.sh:" "$dir/run.log" -A 20 | sed 's/^/  | /'
+		[ -f "$dir/$v/dmesg.txt" ] && grep -q . "$dir/$v/dmesg.txt" &&
+			echo "  (dmesg: build/check/pair/$v/dmesg.txt)"
+	done
+	[ "$n" -gt 0 ] || [ "$rc" != 0 ] || gate_failed pair "no test results (build/check/pair/run.log)"
+	log "pair ($k): done"
+}
+
+# The kernel for run_pair: the first 6.12 in $@, if VROCE_PAIR=1 asks for
+# the pair and TESTS lets interop.sh run.
+pair_kernel() {
+	[ "${VROCE_PAIR:-0}" = 1 ] || return 1
+	local k
+
+	case " ${TESTS:-interop.sh} " in
+	*" interop.sh "*) ;;
+	*) return 1 ;;
+	esac
+	for k in "$@"; do
+		case $k in
+		6.12.*) echo "$k" && return 0 ;;
+		esac
+	done
+	return 1
 }
 
 main() {
@@ -291,6 +366,9 @@ main() {
 		for k in "${built[@]}"; do
 			run_vm "$k"
 		done
+		if k=$(pair_kernel "${built[@]}"); then
+			run_pair "$k"
+		fi
 	fi
 
 	if [ ${#FAILURES[@]} -gt 0 ]; then

@@ -9,6 +9,8 @@ sections 1-3 independently of the driver's C code.
   roce.py rx ...   send good and bad frames to the device from the peer
                    and check that exactly the expected counter moves
   roce.py gid ...  print the index of a GID in the device's GID table
+  roce.py decode   check a capture of RC traffic (any RoCEv2 peers) with
+                   tshark and our own ICRC
 
 Run as root. The peer side runs in another network namespace: its sockets
 are opened there with setns(2), everything else runs where we are.
@@ -20,6 +22,7 @@ import ipaddress
 import os
 import socket
 import struct
+import subprocess
 import sys
 import time
 import zlib
@@ -252,6 +255,24 @@ def pcap_append(path, frames):
             f.write(struct.pack("<IIII", int(t), int(t % 1 * 1e6),
                                 len(fr), len(fr)))
             f.write(fr)
+
+
+def pcap_read(path):
+    """The frames of a classic little-endian pcap of Ethernet (dumpcap -P)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    magic, _, _, _, _, _, link = struct.unpack("<IHHiIII", data[:24])
+    if magic not in (0xA1B2C3D4, 0xA1B23C4D) or link != 1:
+        raise ValueError("%s: not a little-endian Ethernet pcap" % path)
+    frames, off = [], 24
+    while off + 16 <= len(data):
+        caplen, wirelen = struct.unpack("<II", data[off + 8:off + 16])
+        frames.append(data[off + 16:off + 16 + caplen])
+        if caplen != wirelen:
+            fail("frame %d truncated: %d of %d bytes captured" %
+                 (len(frames), caplen, wirelen))
+        off += 16 + caplen
+    return frames
 
 
 # ---------------------------------------------------------------- tx
@@ -571,14 +592,119 @@ def cmd_gid(a):
     fail("no %s GID for %s on %s" % (gtype, want, a.ifname))
 
 
+# ---------------------------------------------------------------- decode
+
+# BTH opcodes of the RC operations, by class (IBTA 9.2 table 38).
+RC_CLASSES = {
+    "send": range(0x00, 0x06),
+    "write": range(0x06, 0x0C),
+    "read_request": [0x0C],
+    "read_response": range(0x0D, 0x11),
+    "ack": [0x11],
+    "atomic_ack": [0x12],
+    "atomic": [0x13, 0x14],
+}
+# What a perftest run of each kind must show, and may show besides.
+RC_TRAFFIC = {
+    "write": (["write", "ack"], []),
+    "read": (["read_request", "read_response"], ["ack"]),
+    "send": (["send", "ack"], []),
+    "atomic": (["atomic", "atomic_ack"], ["ack"]),
+}
+# Payload is test data: keep tshark's heuristic ULP dissectors off it.
+TSHARK_ULPS = ["rpcordma", "infiniband.eoib", "smc", "smb_direct",
+               "nvme-rdma", "lnet", "iser", "infiniband_sdp", "fcoib"]
+PI_WARN = 0x00600000
+
+
+def rc_class(opcode):
+    for name, codes in RC_CLASSES.items():
+        if opcode in codes:
+            return name
+    return "opcode %#04x" % opcode
+
+
+def tshark_fields(path):
+    cmd = ["tshark", "-o", "udp.check_checksum:TRUE", "-r", path,
+           "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a",
+           "-E", "aggregator=,"]
+    for p in TSHARK_ULPS:
+        cmd += ["--disable-protocol", p]
+    for f in ["frame.number", "frame.protocols", "infiniband.bth.opcode",
+              "_ws.malformed", "_ws.expert.severity",
+              "infiniband.aeth.syndrome", "infiniband.bth.destqp",
+              "infiniband.bth.psn"]:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, check=True)
+    return [ln.split("\t") for ln in out.stdout.decode().splitlines()]
+
+
+def l3_packet(kind, l3):
+    """The packet without Ethernet padding, from its IP/GRH length."""
+    if kind == "v4":
+        return l3[:struct.unpack("!H", l3[2:4])[0]]
+    return l3[:40 + struct.unpack("!H", l3[4:6])[0]]
+
+
+def cmd_decode(a):
+    """A capture of one RC perftest run: every frame is RoCE to tshark with
+    nothing malformed or worth a warning, its opcodes are those of the
+    operation, and every ICRC is right (computed here, tshark does not)."""
+    frames = pcap_read(a.pcap)
+    if not expect(frames, "no frame captured"):
+        return
+    seen = {}
+    for i, fr in enumerate(frames, 1):
+        kind, off = is_roce(fr)
+        if not expect(kind, "frame %d is not RoCE" % i):
+            continue
+        pkt = l3_packet(kind, fr[off:])
+        got = struct.unpack("<I", pkt[-4:])[0]
+        want = icrc(kind, pkt[:-4])
+        expect(got == want, "frame %d: ICRC %08x, computed %08x" %
+               (i, got, want))
+    rows = tshark_fields(a.pcap)
+    expect(len(rows) == len(frames), "tshark read %d frames of %d" %
+           (len(rows), len(frames)))
+    naks = {"NAK": 0, "RNR NAK": 0}
+    requests, resent = set(), 0
+    for num, protos, opcode, malformed, sev, syn, qpn, psn in rows:
+        if not expect("infiniband" in protos.split(":"),
+                      "frame %s is %s" % (num, protos)):
+            continue
+        expect(not malformed, "frame %s malformed" % num)
+        worst = max([int(x) for x in sev.split(",") if x] or [0])
+        expect(worst < PI_WARN, "frame %s: expert severity %#x" % (num, worst))
+        cls = rc_class(int(opcode, 0))
+        seen[cls] = seen.get(cls, 0) + 1
+        if syn and (int(syn, 0) >> 5) & 3 == 3:
+            naks["NAK"] += 1
+        elif syn and (int(syn, 0) >> 5) & 3 == 1:
+            naks["RNR NAK"] += 1
+        if cls in ("send", "write", "read_request", "atomic"):
+            resent += (qpn, psn) in requests
+            requests.add((qpn, psn))
+    must, may = RC_TRAFFIC[a.traffic]
+    for cls in must:
+        expect(cls in seen, "no %s frame" % cls)
+    for cls in seen:
+        expect(cls in must + may, "unexpected %s frames" % cls)
+    print("# %d frames: %s; %d NAK, %d RNR NAK; %d requests resent" % (
+        len(frames), ", ".join("%s %d" % kv for kv in sorted(seen.items())),
+        naks["NAK"], naks["RNR NAK"], resent))
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["tx", "rx", "gid"])
-    p.add_argument("--dev", required=True, help="vroce device")
+    p.add_argument("cmd", choices=["tx", "rx", "gid", "decode"])
+    p.add_argument("--dev", help="vroce device")
     p.add_argument("--ns", help="the peer's netns")
-    p.add_argument("--ifname", required=True,
+    p.add_argument("--ifname",
                    help="the peer's netdev (gid: the GID's netdev)")
-    p.add_argument("--kind", required=True, choices=["v1", "v4", "v6"])
+    p.add_argument("--kind", choices=["v1", "v4", "v6"])
+    p.add_argument("--traffic", choices=sorted(RC_TRAFFIC),
+                   help="decode: the perftest run captured")
     p.add_argument("--dmac")
     p.add_argument("--smac")
     p.add_argument("--sip", help="source IP (tx: the SGID's address)")
@@ -600,7 +726,13 @@ def main():
     p.add_argument("--sl", type=int, default=0)
     p.add_argument("--vlan", type=int)
     a = p.parse_args()
-    {"tx": cmd_tx, "rx": cmd_rx, "gid": cmd_gid}[a.cmd](a)
+    need = ["pcap", "traffic"] if a.cmd == "decode" else ["dev", "ifname",
+                                                          "kind"]
+    for opt in need:
+        if getattr(a, opt) is None:
+            p.error("%s needs --%s" % (a.cmd, opt))
+    {"tx": cmd_tx, "rx": cmd_rx, "gid": cmd_gid,
+     "decode": cmd_decode}[a.cmd](a)
     if FAILURES:
         print("# %d check(s) failed" % len(FAILURES))
         return 1

@@ -7,11 +7,13 @@
 # and checked field by field and by ICRC (roce.py, an implementation of
 # SPEC.md independent of the driver) and by tshark's dissector. Receive:
 # good and bad packets sent from the peer move exactly the expected
-# counter.
+# counter. RC traffic: perftest between nva and a second device on the
+# peer end, each run captured and decoded (tshark, roce.py decode).
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require ip rdma python3 tshark
+vroce_require ip rdma python3 tshark dumpcap ss timeout ib_write_bw \
+	ib_read_bw ib_send_bw ib_atomic_bw
 
 ROCE_PY="$VROCE_LIB_DIR/roce.py"
 XT=/sys/kernel/debug/vroce/nva/xmit_test
@@ -26,7 +28,9 @@ MACA=
 MACB=
 
 cleanup() {
+	rdma link delete nvb 2>/dev/null
 	rdma link delete nva 2>/dev/null
+	rm -f "$RC_PCAP"
 	vroce_unload
 	rm -f "$PCAP"
 	vroce_cleanup
@@ -222,6 +226,74 @@ rx_v1() { rx v1 2001:db8::2 2001:db8::1; }
 rx_vlan_v4() { rx v4 198.51.100.2 198.51.100.1 --vlan 100; }
 rx_vlan_v1() { rx v1 2001:db8::2 2001:db8::1 --vlan 100; }
 
+# RC traffic between two vroce devices, nva in NSA and nvb on the veth's
+# other end in NSB: short perftest runs (server in NSA), each captured on
+# vb and checked by roce.py decode (tshark: RoCE v2, nothing malformed,
+# the operation's opcodes; ICRCs computed by roce.py).
+GID_B=
+RC_PCAP=
+RC_TIMEOUT=60
+
+rc_setup() {
+	ip netns exec "$NSB" rdma link add nvb type vroce netdev vb &&
+		wait_for 10 python3 "$ROCE_PY" gid --dev nvb --kind v4 --ifname vb \
+			--sip 192.0.2.2 || return 1
+	GID_B=$(python3 "$ROCE_PY" gid --dev nvb --kind v4 --ifname vb \
+		--sip 192.0.2.2 | grep -x '[0-9]*')
+}
+
+perftest_listening() {
+	ip netns exec "$NSA" ss -Hltn "sport = :18515" | grep -q .
+}
+
+# rc_run TOOL ARGS...: TOOL's server in NSA on nva, its client in NSB on
+# nvb, captured on vb into RC_PCAP.
+rc_run() {
+	local tool=$1 spid cpid rc=0
+
+	shift
+	RC_PCAP=$(mktemp /tmp/vroce-rc.XXXXXX.pcap) && rm -f "$RC_PCAP"
+	ip netns exec "$NSB" dumpcap -q -P -i vb -f "udp port 4791" \
+		-w "$RC_PCAP" >"$VROCE_LOG.cap" 2>&1 &
+	cpid=$!
+	wait_for 20 test -s "$RC_PCAP" || { cat "$VROCE_LOG.cap"; return 1; }
+	ip netns exec "$NSA" timeout "$RC_TIMEOUT" "$tool" -d nva -x "$GID_V4" \
+		-F "$@" >"$VROCE_LOG.srv" 2>&1 &
+	spid=$!
+	if wait_for 20 perftest_listening; then
+		ip netns exec "$NSB" timeout "$RC_TIMEOUT" "$tool" -d nvb \
+			-x "$GID_B" -F "$@" 192.0.2.1 || rc=$?
+	else
+		echo "the server did not listen"
+		rc=1
+	fi
+	wait "$spid" || { echo "server: exit $?"; cat "$VROCE_LOG.srv"; rc=1; }
+	kill -INT "$cpid" 2>/dev/null
+	wait "$cpid"
+	return $rc
+}
+
+# rc_decode OP: check the capture; keep roce.py's summary line.
+rc_decode() {
+	python3 "$ROCE_PY" decode --pcap "$RC_PCAP" --traffic "$1" |
+		tee "$VROCE_LOG.decode"
+	return "${PIPESTATUS[0]}"
+}
+
+rc_write() { rc_run ib_write_bw -n 20 -s 8192; }
+rc_read() { rc_run ib_read_bw -n 20 -s 8192; }
+rc_send() { rc_run ib_send_bw -n 20 -s 8192; }
+rc_atomic() { rc_run ib_atomic_bw -n 20; }
+
+# check_rc OP TOOL: one run and its capture.
+check_rc() {
+	check "RC $2 between two vroce devices in two namespaces" "rc_$1"
+	check "RC $2 capture: tshark decodes RoCE v2, $1 opcodes, ICRCs right" \
+		rc_decode "$1"
+	grep -s '^# [0-9]* frames' "$VROCE_LOG.decode"
+	rm -f "$RC_PCAP" "$VROCE_LOG.decode"
+}
+
 debugfs_removed() {
 	rdma link delete nva && [ ! -e /sys/kernel/debug/vroce/nva ] &&
 		[ -d /sys/kernel/debug/vroce ]
@@ -229,7 +301,7 @@ debugfs_removed() {
 
 ktap_print_header
 vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
-ktap_set_plan 19
+ktap_set_plan 28
 check "two namespaces, veth pair, VLAN, a device with its GIDs" setup
 check "debugfs xmit_test exists, write-only" debugfs_dir
 check "tx RoCEv2/IPv4: DF, TOS, TTL, UDP, BTH, payload, ICRC, counters" tx_v4
@@ -249,5 +321,10 @@ check "rx RoCEv2/IPv6: good and bad packets, exact counters" rx_v6
 check "rx RoCEv1: good and bad frames, exact counters" rx_v1
 check "rx RoCEv2/IPv4 on a VLAN upper of the netdev" rx_vlan_v4
 check "rx RoCEv1 on a VLAN upper of the netdev" rx_vlan_v1
+check "a second vroce device on the peer veth, in the other namespace" rc_setup
+check_rc write ib_write_bw
+check_rc read ib_read_bw
+check_rc send ib_send_bw
+check_rc atomic ib_atomic_bw
 check "the debugfs directory goes with the device" debugfs_removed
 ktap_finished
