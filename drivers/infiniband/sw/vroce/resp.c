@@ -25,6 +25,9 @@
  * ACK goes out once the queued packets are handled, or before any other
  * response (READ data, atomic ACK, NAK) so responses stay in PSN order.
  *
+ * The QP's own access flags (qp_access_flags) gate RDMA WRITE, READ and
+ * atomics before any rkey is looked at.
+ *
  * Errors (IBTA class B/C): invalid request (bad opcode sequence, lengths)
  * and remote access errors NAK the request and move the QP to ERR; a
  * receive WQE that cannot take the message completes with
@@ -268,6 +271,12 @@ static int vroce_resp_send(struct vroce_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
+/* The QP's own remote access flags gate every RDMA request (IBTA). */
+static bool vroce_resp_qp_allows(struct vroce_qp *qp, int access)
+{
+	return (qp->attr.qp_access_flags & access) == access;
+}
+
 static void vroce_resp_put_wmr(struct vroce_qp *qp)
 {
 	if (qp->resp.wmr)
@@ -290,6 +299,11 @@ static int vroce_resp_write_start(struct vroce_qp *qp, struct sk_buff *skb,
 		return -EAGAIN;
 	}
 	vroce_resp_put_wmr(qp);
+	if (!vroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE)) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
 	if (len) {
 		qp->resp.wmr = vroce_rkey_get(to_vdev(qp->ibqp.device),
 					      &qp->ibqp, be32_to_cpu(reth->rkey),
@@ -378,6 +392,8 @@ static int vroce_resp_read_start(struct vroce_qp *qp,
 	u64 va = be64_to_cpu(reth->va);
 	struct vroce_mr *mr = NULL;
 
+	if (!vroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_READ))
+		return -EACCES;
 	if (len) {
 		mr = vroce_rkey_get(to_vdev(qp->ibqp.device), &qp->ibqp,
 				    be32_to_cpu(reth->rkey), va, len,
@@ -446,9 +462,11 @@ static int vroce_resp_atomic(struct vroce_qp *qp, struct sk_buff *skb,
 				 IB_WC_REM_INV_REQ_ERR);
 		return -EAGAIN;
 	}
-	mr = vroce_rkey_get(to_vdev(qp->ibqp.device), &qp->ibqp,
-			    be32_to_cpu(atm->rkey), va, sizeof(u64),
-			    IB_ACCESS_REMOTE_ATOMIC);
+	mr = NULL;
+	if (vroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
+		mr = vroce_rkey_get(to_vdev(qp->ibqp.device), &qp->ibqp,
+				    be32_to_cpu(atm->rkey), va, sizeof(u64),
+				    IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr) {
 		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
 				 IB_WC_REM_ACCESS_ERR);
