@@ -5,8 +5,8 @@
  * keys, the max_mr limit, PDs of other contexts, deregistration, and
  * rereg (the rdma-core 44 rxe provider has no ibv_rereg_mr, so the uverbs
  * REREG_MR command is written to the context's command fd directly).
- * Memory windows are not implemented and must say so. Run by mr.sh, which
- * creates the device and exports VROCE_DEV.
+ * Memory windows are in mw_test.c. Run by mr.sh, which creates the device
+ * and exports VROCE_DEV.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -318,20 +318,6 @@ TEST_F(mr, pd_of_other_context)
 		EXPECT_EQ(0, ibv_dealloc_pd(opd[i]));
 	EXPECT_EQ(0, ibv_close_device(other));
 	munmap(p, PAGE);
-}
-
-TEST_F(mr, memory_windows_not_supported)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
-
-	EXPECT_EQ(NULL, mw);
-	EXPECT_EQ(EOPNOTSUPP, errno);
-	if (mw)
-		ibv_dealloc_mw(mw);
-	mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	EXPECT_EQ(NULL, mw);
-	if (mw)
-		ibv_dealloc_mw(mw);
 }
 
 /* The uverbs REREG_MR command; returns 0 or the errno. */
