@@ -3,13 +3,16 @@
  * Memory windows through the stock rdma-core rxe provider: allocation of
  * type 1 and type 2 windows and their rkeys, bad types, the PD a window
  * holds, windows left behind by a closed context, and MRs deregistered
- * beside unbound windows. Run by mw.sh, which creates the device and
- * exports VROCE_DEV.
+ * beside unbound windows; then through the transport, on two RC QPs of one
+ * device connected to each other (loopback): an unbound window grants no
+ * access and a window key is no lkey. Run by mw.sh, which creates the
+ * device, gives it an IPv4 GID and exports VROCE_DEV.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <infiniband/verbs.h>
 
 #include "../../../kselftest_harness.h"
@@ -119,6 +122,237 @@ TEST_F(mw, closed_context)
 	EXPECT_NE(keep->rkey >> 8, mw->rkey >> 8);
 	EXPECT_EQ(0, ibv_dealloc_mw(mw));
 	EXPECT_EQ(0, ibv_dealloc_mw(keep));
+}
+
+/*
+ * Two RC QPs on one device, connected to each other through the device's
+ * IPv4 GID, sharing a PD and a CQ; a buffer registered for windows.
+ */
+#define BUF_LEN 8192
+
+FIXTURE(lo) {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *mr;	/* LOCAL_WRITE | MW_BIND over buf */
+	struct ibv_mr *src;	/* LOCAL_WRITE over src_buf */
+	char *buf, *src_buf;
+};
+
+static int find_ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+	int i;
+
+	for (i = 0; i < 16; i++)
+		if (!ibv_query_gid(ctx, 1, i, gid) && !memcmp(gid->raw, v4, 12))
+			return i;
+	return -1;
+}
+
+static int lo_connect(struct ibv_qp *qp, uint32_t dest, union ibv_gid *gid,
+		      int sgid)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.sgid_index = sgid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static struct ibv_qp *lo_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(pd, &init);
+}
+
+FIXTURE_SETUP(lo)
+{
+	const char *name = getenv("VROCE_DEV");
+	union ibv_gid gid;
+	int sgid;
+
+	if (!name)
+		SKIP(return, "VROCE_DEV not set (run mw.sh)");
+	self->ctx = vroce_open_by_name(name);
+	ASSERT_NE(NULL, self->ctx);
+	sgid = find_ipv4_gid(self->ctx, &gid);
+	ASSERT_LE(0, sgid) TH_LOG("no IPv4 GID on %s", name);
+	self->pd = ibv_alloc_pd(self->ctx);
+	ASSERT_NE(NULL, self->pd);
+	self->cq = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
+	ASSERT_NE(NULL, self->cq);
+	self->qa = lo_qp(self->pd, self->cq);
+	self->qb = lo_qp(self->pd, self->cq);
+	ASSERT_NE(NULL, self->qa);
+	ASSERT_NE(NULL, self->qb);
+	ASSERT_EQ(0, lo_connect(self->qa, self->qb->qp_num, &gid, sgid));
+	ASSERT_EQ(0, lo_connect(self->qb, self->qa->qp_num, &gid, sgid));
+	self->buf = calloc(1, BUF_LEN);
+	self->src_buf = calloc(1, BUF_LEN);
+	ASSERT_NE(NULL, self->buf);
+	ASSERT_NE(NULL, self->src_buf);
+	self->mr = ibv_reg_mr(self->pd, self->buf, BUF_LEN,
+			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	self->src = ibv_reg_mr(self->pd, self->src_buf, BUF_LEN,
+			       IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, self->mr);
+	ASSERT_NE(NULL, self->src);
+}
+
+FIXTURE_TEARDOWN(lo)
+{
+	if (self->src)
+		ibv_dereg_mr(self->src);
+	if (self->mr)
+		ibv_dereg_mr(self->mr);
+	if (self->qa)
+		ibv_destroy_qp(self->qa);
+	if (self->qb)
+		ibv_destroy_qp(self->qb);
+	if (self->cq)
+		ibv_destroy_cq(self->cq);
+	if (self->pd)
+		ibv_dealloc_pd(self->pd);
+	if (self->ctx)
+		ibv_close_device(self->ctx);
+	free(self->buf);
+	free(self->src_buf);
+}
+
+/* The next completion, or status -1 after 20 s (a hang guard only). */
+static struct ibv_wc lo_poll(struct ibv_cq *cq)
+{
+	struct ibv_wc wc = { .status = -1 };
+	time_t end = time(NULL) + 20;
+
+	while (time(NULL) < end)
+		if (ibv_poll_cq(cq, 1, &wc) == 1)
+			return wc;
+	wc.status = -1;
+	return wc;
+}
+
+/* Posts one RDMA op from @qp: @len bytes of src_buf at @off, to rkey/va. */
+static int lo_rdma(FIXTURE_DATA(lo) *self, struct ibv_qp *qp,
+		   enum ibv_wr_opcode op, uint32_t rkey, uint64_t va,
+		   uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)self->src_buf,
+		.length = len,
+		.lkey = self->src->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = va, .rkey = rkey },
+	}, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* An allocated window grants nothing until it is bound. */
+TEST_F(lo, unbound_window_denies)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, mw);
+	memset(self->src_buf, 0x77, 64);
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE, mw->rkey,
+			     (uintptr_t)self->buf, 64, 1));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(0, self->buf[0]);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* The MR works through the same QPs when the window is not involved. */
+TEST_F(lo, mr_rkey_is_not_a_window)
+{
+	struct ibv_mr *rw = ibv_reg_mr(self->pd, self->buf, BUF_LEN,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, rw);
+	memset(self->src_buf, 0x42, 100);
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE, rw->rkey,
+			     (uintptr_t)self->buf + 10, 100, 2));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0x42, self->buf[10]);
+	EXPECT_EQ(0x42, self->buf[109]);
+	EXPECT_EQ(0, self->buf[110]);
+	/* The MR's rkey with the window bit set names nothing. */
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE,
+			     rw->rkey | MW_KEY_BIT, (uintptr_t)self->buf, 1, 3));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	EXPECT_EQ(0, ibv_dereg_mr(rw));
+}
+
+/* A window's rkey is never an lkey. */
+TEST_F(lo, window_key_is_no_lkey)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+	struct ibv_mr *rw = ibv_reg_mr(self->pd, self->buf, BUF_LEN,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_NE(NULL, rw);
+	self->src->lkey = mw->rkey;	/* the SGE lkey lo_rdma() uses */
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE, rw->rkey,
+			     (uintptr_t)self->buf, 8, 4));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+	EXPECT_EQ(0, ibv_dereg_mr(rw));
 }
 
 TEST_HARNESS_MAIN
