@@ -82,13 +82,15 @@ TEST_F(mr, query_device_limits)
 	EXPECT_LT(0, attr.max_mr);
 	EXPECT_EQ(UINT64_MAX, attr.max_mr_size);
 	EXPECT_EQ(PAGE, attr.page_size_cap);
-	/* No memory windows (yet). */
-	EXPECT_EQ(0, attr.max_mw);
-	EXPECT_EQ(0, attr.device_cap_flags & (IBV_DEVICE_MEM_WINDOW |
-					       IBV_DEVICE_MEM_WINDOW_TYPE_2A |
-					       IBV_DEVICE_MEM_WINDOW_TYPE_2B));
-	/* Fast registration needs the transport to post REG_MR: not yet. */
-	EXPECT_EQ(0, attr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS);
+	/* Memory windows of type 1 and 2B (mw_test.c), not 2A. */
+	EXPECT_LT(0, attr.max_mw);
+	EXPECT_EQ(IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B,
+		  attr.device_cap_flags & (IBV_DEVICE_MEM_WINDOW |
+					   IBV_DEVICE_MEM_WINDOW_TYPE_2A |
+					   IBV_DEVICE_MEM_WINDOW_TYPE_2B));
+	/* Fast registration: IB_WR_REG_MR, IB_WR_LOCAL_INV, send with inv. */
+	EXPECT_EQ(IBV_DEVICE_MEM_MGT_EXTENSIONS,
+		  attr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS);
 }
 
 TEST_F(mr, sizes_and_alignments)

@@ -124,6 +124,44 @@ TEST_F(mw, closed_context)
 	EXPECT_EQ(0, ibv_dealloc_mw(keep));
 }
 
+/* max_mw windows can be allocated, of both types, and not one more. */
+TEST_F(mw, max_mw_is_honest)
+{
+	struct ibv_device_attr attr;
+	struct ibv_mw **mws, *again;
+	int i, n = 0;
+
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &attr));
+	ASSERT_LT(0, attr.max_mw);
+	ASSERT_GE(65536, attr.max_mw);
+	mws = calloc(attr.max_mw, sizeof(*mws));
+	ASSERT_NE(NULL, mws);
+	for (; n < attr.max_mw; n++) {
+		mws[n] = ibv_alloc_mw(self->pd, n & 1 ? IBV_MW_TYPE_2 :
+							IBV_MW_TYPE_1);
+		if (!mws[n])
+			break;
+	}
+	EXPECT_EQ(attr.max_mw, n) TH_LOG("failed: %s", strerror(errno));
+	if (n == attr.max_mw) {
+		struct ibv_mw *extra = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+
+		EXPECT_EQ(NULL, extra);
+		if (extra)
+			ibv_dealloc_mw(extra);
+		else
+			EXPECT_EQ(ENOMEM, errno);
+	}
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(0, ibv_dealloc_mw(mws[i]));
+	free(mws);
+	/* All returned: one can be allocated again. */
+	again = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	EXPECT_NE(NULL, again);
+	if (again)
+		ibv_dealloc_mw(again);
+}
+
 /*
  * Two RC QPs on one device, connected to each other through the device's
  * IPv4 GID, sharing a PD and a CQ; a buffer registered for windows.
