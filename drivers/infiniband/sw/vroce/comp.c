@@ -170,6 +170,7 @@ static void vroce_comp_retry(struct vroce_qp *qp)
 	if (qp->req.last_nak_una == qp->req.una)
 		return;
 	qp->req.last_nak_una = qp->req.una;
+	vroce_req_shrink_window(qp);
 	vroce_req_rewind(qp);
 }
 
@@ -412,6 +413,7 @@ void vroce_comp_timer(struct vroce_qp *qp)
 	}
 	req->retry_left--;
 	req->last_nak_una = VROCE_PSN_MASK + 1;
+	vroce_req_shrink_window(qp);
 	vroce_req_rewind(qp);
 	vroce_req_timer_arm(qp);
 }

@@ -7,7 +7,10 @@
  * Checked and found equal in 6.1 and 6.12, so not wrapped: the MR verbs
  * (get_dma_mr, reg_user_mr, rereg_user_mr, dereg_mr, alloc_mr, map_mr_sg)
  * and ib_umem_get(). A kernel after 6.12 that changes them gets a wrapper
- * here.
+ * here. Also equal: driver sysfs attributes go through
+ * ib_device_ops.device_group in both (ib_core puts it in ibdev->groups[1]
+ * at registration); neither has rdma_set_device_sysfs_group(), which was
+ * removed before 6.1.
  * ib_core itself differs: it refuses IB_ACCESS_ON_DEMAND on a device without
  * ODP with EINVAL in 6.1 and EOPNOTSUPP in 6.12, before the driver is called.
  */

@@ -27,6 +27,7 @@
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 
+#include "cc.h"
 #include "compat.h"
 #include "counters.h"
 #include "debugfs.h"
@@ -66,6 +67,7 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&vdev->srqs, XA_FLAGS_ALLOC1);
 	vroce_counters_init(&vdev->counters);
+	vroce_cc_init(&vdev->cc);
 
 	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;

@@ -7,6 +7,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "cc.h"
 #include "counters.h"
 
 /**
@@ -34,6 +35,7 @@
  * @srqs: SRQs by SRQ number (allocating xarray), bounded by attr.max_srq
  * @next_srqn: cyclic allocation cursor of @srqs
  * @counters: hw counters (counters.c)
+ * @cc: congestion-control knobs and enables (cc.c)
  * @debugfs: the device's debugfs directory (vroce_devs_lock), or NULL
  */
 struct vroce_dev {
@@ -60,6 +62,7 @@ struct vroce_dev {
 	struct xarray srqs;
 	u32 next_srqn;
 	struct vroce_counters counters;
+	struct vroce_cc cc;
 	struct dentry *debugfs;
 };
 

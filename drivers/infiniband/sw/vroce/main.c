@@ -18,6 +18,8 @@
 #include <rdma/rdma_netlink.h>
 #include <uapi/rdma/vroce.h>
 
+#include "cc.h"
+#include "dcqcn.h"
 #include "debugfs.h"
 #include "device.h"
 #include "local_op.h"
@@ -42,7 +44,8 @@ static int __init vroce_init(void)
 	int err;
 
 	/* Built-in self-tests; always true unless built with VROCE_DEBUG. */
-	if (!vroce_mr_selftest() || !vroce_mw_selftest())
+	if (!vroce_mr_selftest() || !vroce_mw_selftest() ||
+	    !vroce_dcqcn_selftest() || !vroce_cc_selftest())
 		return -ENOTRECOVERABLE;
 
 	err = vroce_task_init();
@@ -91,6 +94,6 @@ MODULE_AUTHOR("The vroce developers");
 MODULE_DESCRIPTION("Virtual RDMA NIC: RoCEv1 and RoCEv2 over any Ethernet netdev");
 MODULE_LICENSE("GPL");
 #ifdef VROCE_DEBUG
-MODULE_INFO(vroce_selftests, "mr mw");
+MODULE_INFO(vroce_selftests, "mr mw dcqcn cc");
 #endif
 MODULE_ALIAS_RDMA_LINK("vroce");

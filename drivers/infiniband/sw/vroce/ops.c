@@ -9,6 +9,7 @@
 #include <rdma/ib_verbs.h>
 #include <uapi/rdma/ib_user_ioctl_verbs.h>
 
+#include "cc.h"
 #include "cq.h"
 #include "counters.h"
 #include "device.h"
@@ -27,6 +28,8 @@ const struct ib_device_ops vroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = VROCE_UVERBS_ABI_VERSION,
+	/* /sys/class/infiniband/<dev>/cc/ (cc.c) */
+	.device_group = &vroce_cc_attr_group,
 
 	.alloc_hw_port_stats = vroce_alloc_hw_port_stats,
 	.alloc_mr = vroce_alloc_mr,

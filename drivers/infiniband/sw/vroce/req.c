@@ -16,7 +16,8 @@
  * requester keeps at most VROCE_REQ_WINDOW PSNs unacknowledged, at most
  * max_rd_atomic READ/atomic WQEs outstanding, waits for them before a
  * fenced WQE, sets AckReq on the last packet of a message and every
- * VROCE_REQ_ACKREQ_EVERY packets, and keeps one timer armed while
+ * VROCE_REQ_ACKREQ_EVERY packets (or half a window, if the window is
+ * smaller), and keeps one timer armed while
  * anything is unacknowledged (4.096 us << timeout).
  *
  * Retransmission is go-back-N: vroce_req_rewind() moves the requester back
@@ -86,6 +87,10 @@ void vroce_req_timer_arm(struct vroce_qp *qp)
  */
 void vroce_req_progress(struct vroce_qp *qp, u32 una)
 {
+	u32 acked = (una - qp->req.una) & VROCE_PSN_MASK;
+
+	qp->req.window = min(qp->req.window + max(acked / 2, 1U),
+			     (u32)VROCE_REQ_WINDOW);
 	qp->req.una = una;
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.rnr_left = qp->attr.rnr_retry;
@@ -114,6 +119,12 @@ static bool vroce_req_inline(const struct vroce_swqe *sw)
 static bool vroce_req_gathers(const struct vroce_swqe *sw)
 {
 	return !vroce_wr_rd_atomic(sw->wr.opcode) && !vroce_req_inline(sw);
+}
+
+/* A retry: packets were lost, send fewer at a time. */
+void vroce_req_shrink_window(struct vroce_qp *qp)
+{
+	qp->req.window = max(qp->req.window / 2, (u32)VROCE_REQ_WINDOW_MIN);
 }
 
 /**
@@ -379,8 +390,10 @@ static void vroce_req_send(struct vroce_qp *qp)
 			     req->psn);
 	vroce_req_ext(qp, sw, &pi);
 	pi.se = last && (sw->wr.send_flags & IB_SEND_SOLICITED);
+	/* Ask for an ACK often enough that the window keeps moving. */
 	pi.ackreq = (vroce_opcode(pi.opcode)->flags & VROCE_OP_ACKREQ) ||
-		    ++req->since_ackreq >= VROCE_REQ_ACKREQ_EVERY;
+		    ++req->since_ackreq >= min_t(u32, VROCE_REQ_ACKREQ_EVERY,
+						 req->window / 2);
 	if (pi.ackreq)
 		req->since_ackreq = 0;
 	pi.paylen = len;
@@ -418,6 +431,21 @@ void vroce_req_check_drained(struct vroce_qp *qp)
 {
 	if (READ_ONCE(qp->sq_draining) && qp->sq.queue.cons == qp->req.next_new)
 		vroce_qp_sq_drained(qp);
+}
+
+/* May the next packet go out? A READ counts all its response PSNs. */
+static bool vroce_req_window_open(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	struct vroce_swqe *sw = &req->wqes[req->idx];
+	u32 npsn = 1;
+
+	if (req->una == req->psn)
+		return true;
+	if (vroce_wr_rd_atomic(sw->wr.opcode))
+		npsn = vroce_msg_pkts(qp, sw->length - req->offset);
+	return vroce_psn_cmp(vroce_psn_add(req->psn, npsn),
+			     vroce_psn_add(req->una, req->window)) <= 0;
 }
 
 /*
@@ -460,9 +488,6 @@ bool vroce_req_step(struct vroce_qp *qp)
 		return vroce_req_check_only(qp);
 	if (req->rnr_wait)
 		return false;
-	if (vroce_psn_cmp(req->psn,
-			  vroce_psn_add(req->una, VROCE_REQ_WINDOW)) >= 0)
-		return false;
 	if (!req->started) {
 		if (state != IB_QPS_RTS || READ_ONCE(qp->sq_draining)) {
 			vroce_req_check_drained(qp);
@@ -470,6 +495,8 @@ bool vroce_req_step(struct vroce_qp *qp)
 		}
 		return vroce_req_start_new(qp);
 	}
+	if (!vroce_req_window_open(qp))
+		return false;
 	vroce_req_send(qp);
 	return true;
 }
@@ -493,4 +520,5 @@ void vroce_req_reset(struct vroce_qp *qp)
 	req->rd_atomic = 0;
 	req->rnr_wait = false;
 	req->last_nak_una = VROCE_PSN_MASK + 1;
+	req->window = VROCE_REQ_WINDOW;
 }

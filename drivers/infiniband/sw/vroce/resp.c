@@ -541,6 +541,23 @@ static void vroce_resp_duplicate(struct vroce_qp *qp, struct sk_buff *skb,
 }
 
 /**
+ * vroce_resp_may_overtake - may a request be handled while a READ's
+ *	responses are going out?
+ * @qp: the QP
+ * @skb: the request at the head of the QP's receive queue
+ *
+ * A duplicate READ (the requester went back) replaces the responses in
+ * progress at once; anything else waits for them.
+ */
+bool vroce_resp_may_overtake(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	const struct vroce_bth *bth = vroce_rx_bth(skb);
+
+	return bth->opcode == IB_OPCODE_RC_RDMA_READ_REQUEST &&
+	       vroce_psn_cmp(vroce_bth_psn(bth), qp->resp.epsn) < 0;
+}
+
+/**
  * vroce_resp_rx - handle a request packet
  * @qp: the QP
  * @skb: the packet; consumed

@@ -112,6 +112,16 @@ static void vroce_task_rx(struct vroce_qp *qp, struct sk_buff *skb)
 		vroce_resp_rx(qp, skb);
 }
 
+static bool vroce_task_may_overtake(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	const struct vroce_opcode_info *op =
+		vroce_opcode(vroce_rx_bth(skb)->opcode);
+
+	if (op->flags & VROCE_OP_RESPONSE)
+		return true;
+	return vroce_resp_may_overtake(qp, skb);
+}
+
 static bool vroce_task_active(enum ib_qp_state state)
 {
 	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
@@ -135,8 +145,16 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 			vroce_comp_timer(qp);
 			continue;
 		}
-		/* READ responses go out before later requests are looked at. */
+		/*
+		 * READ responses go out before later requests are looked at;
+		 * responses to our own requests and retried READs may pass.
+		 */
 		if (qp->resp.rd.active) {
+			skb = skb_peek(&qp->rxq);
+			if (skb && vroce_task_may_overtake(qp, skb)) {
+				vroce_task_rx(qp, skb_dequeue(&qp->rxq));
+				continue;
+			}
 			vroce_resp_step(qp);
 			continue;
 		}

@@ -31,8 +31,14 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
 	return (psn + n) & VROCE_PSN_MASK;
 }
 
-/* Unacknowledged PSNs the requester allows itself. */
+/*
+ * Unacknowledged PSNs the requester allows itself (READ responses
+ * included): at most VROCE_REQ_WINDOW, halved down to VROCE_REQ_WINDOW_MIN
+ * by every retry and grown back by acknowledgments, so a lossy path does
+ * not make go-back-N resend a whole window for each lost packet.
+ */
 #define VROCE_REQ_WINDOW	256
+#define VROCE_REQ_WINDOW_MIN	8
 /* Packets after which the requester asks for an ACK inside a message. */
 #define VROCE_REQ_ACKREQ_EVERY	64
 /* Received packets a QP queues before its task runs; then drops. */
@@ -68,6 +74,7 @@ struct vroce_swqe {
  * @psn: the next PSN to send
  * @una: the oldest unacknowledged PSN
  * @max_psn: one past the highest PSN ever sent (retransmission counting)
+ * @window: the current window, in PSNs
  * @since_ackreq: packets sent since the last one with AckReq
  * @rd_atomic: READ and atomic WQEs outstanding
  * @retry_left: transport retries left (reset by forward progress)
@@ -90,6 +97,7 @@ struct vroce_req {
 	u32 psn;
 	u32 una;
 	u32 max_psn;
+	u32 window;
 	u32 since_ackreq;
 	u32 rd_atomic;
 	u8 retry_left;
@@ -233,6 +241,7 @@ void vroce_req_timer_arm(struct vroce_qp *qp);
 void vroce_req_progress(struct vroce_qp *qp, u32 una);
 void vroce_req_rewind(struct vroce_qp *qp);
 void vroce_req_check_drained(struct vroce_qp *qp);
+void vroce_req_shrink_window(struct vroce_qp *qp);
 
 /* comp.c APIs: */
 void vroce_comp_rx(struct vroce_qp *qp, struct sk_buff *skb);
@@ -244,6 +253,7 @@ void vroce_comp_fail_at(struct vroce_qp *qp, u32 slot,
 /* resp.c APIs: */
 void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb);
 bool vroce_resp_step(struct vroce_qp *qp);
+bool vroce_resp_may_overtake(struct vroce_qp *qp, struct sk_buff *skb);
 void vroce_resp_reset(struct vroce_qp *qp);
 void vroce_resp_flush(struct vroce_qp *qp);
 
