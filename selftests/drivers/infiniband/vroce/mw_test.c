@@ -125,7 +125,7 @@ TEST_F(mw, closed_context)
 }
 
 /* max_mw windows can be allocated, of both types, and not one more. */
-TEST_F(mw, max_mw_is_honest)
+TEST_F_TIMEOUT(mw, max_mw_is_honest, 600)
 {
 	struct ibv_device_attr attr;
 	struct ibv_mw **mws, *again;
@@ -167,6 +167,9 @@ TEST_F(mw, max_mw_is_honest)
  * IPv4 GID, sharing a PD and a CQ; a buffer registered for windows.
  */
 #define BUF_LEN 8192
+/* Hang guards only (the debug kernel under TCG and load is slow). */
+#define LO_TIMEOUT 300
+#define POLL_SECONDS 120
 
 FIXTURE(lo) {
 	struct ibv_context *ctx;
@@ -296,11 +299,11 @@ FIXTURE_TEARDOWN(lo)
 	free(self->src_buf);
 }
 
-/* The next completion, or status -1 after 20 s (a hang guard only). */
+/* The next completion, or status -1 after POLL_SECONDS (a hang guard). */
 static struct ibv_wc lo_poll(struct ibv_cq *cq)
 {
 	struct ibv_wc wc = { .status = -1 };
-	time_t end = time(NULL) + 20;
+	time_t end = time(NULL) + POLL_SECONDS;
 
 	while (time(NULL) < end)
 		if (ibv_poll_cq(cq, 1, &wc) == 1)
@@ -332,7 +335,7 @@ static int lo_rdma(FIXTURE_DATA(lo) *self, struct ibv_qp *qp,
 }
 
 /* An allocated window grants nothing until it is bound. */
-TEST_F(lo, unbound_window_denies)
+TEST_F_TIMEOUT(lo, unbound_window_denies, LO_TIMEOUT)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
 	struct ibv_wc wc;
@@ -349,7 +352,7 @@ TEST_F(lo, unbound_window_denies)
 }
 
 /* The MR works through the same QPs when the window is not involved. */
-TEST_F(lo, mr_rkey_is_not_a_window)
+TEST_F_TIMEOUT(lo, mr_rkey_is_not_a_window, LO_TIMEOUT)
 {
 	struct ibv_mr *rw = ibv_reg_mr(self->pd, self->buf, BUF_LEN,
 				       IBV_ACCESS_LOCAL_WRITE |
@@ -374,7 +377,7 @@ TEST_F(lo, mr_rkey_is_not_a_window)
 }
 
 /* A window's rkey is never an lkey. */
-TEST_F(lo, window_key_is_no_lkey)
+TEST_F_TIMEOUT(lo, window_key_is_no_lkey, LO_TIMEOUT)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
 	struct ibv_mr *rw = ibv_reg_mr(self->pd, self->buf, BUF_LEN,
