@@ -33,6 +33,7 @@
 #include "debugfs.h"
 #include "device.h"
 #include "mr.h"
+#include "mw.h"
 #include "net.h"
 #include "ops.h"
 #include "port.h"
@@ -60,6 +61,7 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 	INIT_LIST_HEAD(&vdev->list);
 	atomic_set(&vdev->num_pds, 0);
 	vroce_mr_dev_init(vdev);
+	vroce_mw_dev_init(vdev);
 	atomic_set(&vdev->num_cqs, 0);
 	atomic_set(&vdev->num_qps, 0);
 	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
@@ -207,6 +209,7 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 	list_del_init(&vdev->list);
 	mutex_unlock(&vroce_devs_lock);
 
+	vroce_mw_dev_uninit(vdev);
 	vroce_mr_dev_uninit(vdev);
 	/* Off the list: vroce_dev_mark_registered() won't create it any more. */
 	vroce_debugfs_dev_del(vdev);

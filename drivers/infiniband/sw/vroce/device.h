@@ -25,6 +25,9 @@
  * @mrs: MRs by key index (mr.c: key layout and lookup rules)
  * @mr_next: next index to try, for cyclic allocation (@mrs' lock)
  * @num_mrs: MRs allocated, bounded by attr.max_mr
+ * @mws: memory windows by key index (mw.c: key layout, locking)
+ * @mw_next: next index to try, for cyclic allocation (@mws' lock)
+ * @num_mws: MWs allocated, bounded by VROCE_MAX_MW
  * @num_cqs: CQs allocated, bounded by attr.max_cq
  * @num_qps: QPs allocated, bounded by attr.max_qp
  * @qps: QPs by QPN (allocating xarray; see qp.c for the lookup rules)
@@ -49,6 +52,9 @@ struct vroce_dev {
 	struct xarray mrs;
 	u32 mr_next;
 	atomic_t num_mrs;
+	struct xarray mws;
+	u32 mw_next;
+	atomic_t num_mws;
 	atomic_t num_cqs;
 	atomic_t num_qps;
 	struct xarray qps;

@@ -22,6 +22,7 @@
 #include "dcqcn.h"
 #include "debugfs.h"
 #include "device.h"
+#include "local_op.h"
 #include "mr_copy.h"
 #include "net.h"
 #include "netdev.h"
@@ -43,8 +44,8 @@ static int __init vroce_init(void)
 	int err;
 
 	/* Built-in self-tests; always true unless built with VROCE_DEBUG. */
-	if (!vroce_mr_selftest() || !vroce_dcqcn_selftest() ||
-	    !vroce_cc_selftest())
+	if (!vroce_mr_selftest() || !vroce_mw_selftest() ||
+	    !vroce_dcqcn_selftest() || !vroce_cc_selftest())
 		return -ENOTRECOVERABLE;
 
 	err = vroce_task_init();
@@ -93,6 +94,6 @@ MODULE_AUTHOR("The vroce developers");
 MODULE_DESCRIPTION("Virtual RDMA NIC: RoCEv1 and RoCEv2 over any Ethernet netdev");
 MODULE_LICENSE("GPL");
 #ifdef VROCE_DEBUG
-MODULE_INFO(vroce_selftests, "mr dcqcn cc");
+MODULE_INFO(vroce_selftests, "mr mw dcqcn cc");
 #endif
 MODULE_ALIAS_RDMA_LINK("vroce");

@@ -23,6 +23,11 @@
  *   done with its memory; (4) unpin and free the pages; (5) kfree_rcu():
  *   a lookup that loaded the pointer before (1) but lost the refcount race
  *   may still read ->refs until its RCU read section ends.
+ * - Memory windows (mw.c) bound to an MR count themselves in ->num_mw
+ *   under vroce_dev.mws' lock. Deregistration, reregistration and
+ *   invalidation test ->num_mw under that lock (deregistration also sets
+ *   ->mw_closed there, so no bind starts after it) and fail while windows
+ *   are bound: IBA 10.6.7.2.6 for deregistration, EBUSY.
  * - ->valid, ->key, ->access, ->pd, ->iova and ->length change while the
  *   MR is in the table (fast registration, invalidation, rereg): writers
  *   use WRITE_ONCE and publish ->valid last with smp_store_release();
@@ -40,6 +45,7 @@
 #include "device.h"
 #include "mr.h"
 #include "mr_copy.h"
+#include "mw.h"
 #include "query.h"
 
 void vroce_mr_dev_init(struct vroce_dev *vdev)
@@ -192,7 +198,8 @@ void vroce_mr_put(struct vroce_mr *mr)
  * @key: the WR's key: @mr's index with a new variant byte
  * @access: the WR's access flags
  *
- * Takes the region (iova, length) that map_mr_sg left in @mr->ibmr.
+ * Takes the region (iova, length) that map_mr_sg left in @mr->ibmr. The MR
+ * must be invalid (newly allocated or invalidated), as in rxe and siw.
  * Context: the send path of the QP that posted the WR.
  * Return: 0, or -EINVAL if the WR does not fit the MR.
  */
@@ -201,6 +208,8 @@ int vroce_mr_fast_reg(struct vroce_mr *mr, u32 key, int access)
 	u64 iova = mr->ibmr.iova, length = mr->ibmr.length;
 
 	if (mr->kind != VROCE_MR_FAST || mr_index(key) != mr_index(mr->key))
+		return -EINVAL;
+	if (READ_ONCE(mr->valid))
 		return -EINVAL;
 	if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
 		return -EINVAL;
@@ -230,19 +239,27 @@ int vroce_mr_fast_reg(struct vroce_mr *mr, u32 key, int access)
  * @pd: the PD of the QP that asks
  *
  * Context: the transport, any context.
- * Return: 0, or -EINVAL if @key names no fast-registration MR of @pd.
+ * Return: 0; -EINVAL if @key names no fast-registration MR or windows are
+ * bound to it; -EACCES if the MR is in another PD than @pd.
  */
 int vroce_mr_invalidate(struct vroce_dev *vdev, u32 key, struct ib_pd *pd)
 {
 	struct vroce_mr *mr = mr_get_any(vdev, key);
+	unsigned long flags;
 	int err = -EINVAL;
 
 	if (!mr)
 		return err;
-	if (mr->kind == VROCE_MR_FAST && READ_ONCE(mr->pd) == pd) {
+	xa_lock_irqsave(&vdev->mws, flags);
+	if (mr->kind != VROCE_MR_FAST || mr->num_mw) {
+		err = -EINVAL;
+	} else if (READ_ONCE(mr->pd) != pd) {
+		err = -EACCES;
+	} else {
 		WRITE_ONCE(mr->valid, false);
 		err = 0;
 	}
+	xa_unlock_irqrestore(&vdev->mws, flags);
 	vroce_mr_put(mr);
 	return err;
 }
@@ -256,6 +273,9 @@ int vroce_mr_invalidate(struct vroce_dev *vdev, u32 key, struct ib_pd *pd)
  * @len: bytes the request touches (untrusted)
  * @access: IB_ACCESS_REMOTE_* the request needs
  *
+ * An rkey with VROCE_KEY_MW set names a memory window: see
+ * vroce_mw_rkey_get(); the MR returned is then the one the window is bound
+ * to, and [@va, @va + @len) is checked against the window.
  * Context: the transport, any context.
  * Return: the MR with a reference (vroce_mr_put() it), or NULL if @rkey
  * names no valid MR of the QP's PD granting @access over [@va, @va + @len).
@@ -263,7 +283,11 @@ int vroce_mr_invalidate(struct vroce_dev *vdev, u32 key, struct ib_pd *pd)
 struct vroce_mr *vroce_rkey_get(struct vroce_dev *vdev, struct ib_qp *ibqp,
 				u32 rkey, u64 va, u64 len, int access)
 {
-	struct vroce_mr *mr = vroce_mr_get(vdev, rkey, ibqp->pd, access);
+	struct vroce_mr *mr;
+
+	if (rkey & VROCE_KEY_MW)
+		return vroce_mw_rkey_get(vdev, ibqp, rkey, va, len, access);
+	mr = vroce_mr_get(vdev, rkey, ibqp->pd, access);
 
 	if (mr && !vroce_mr_range_ok(mr, va, len)) {
 		vroce_mr_put(mr);
@@ -278,11 +302,16 @@ struct vroce_mr *vroce_rkey_get(struct vroce_dev *vdev, struct ib_qp *ibqp,
  * @ibqp: the responder QP
  * @rkey: the IETH rkey (untrusted)
  *
- * Return: 0, or -EINVAL if @rkey names nothing the QP may invalidate.
+ * A fast-registration MR of the QP's PD, or a type 2B window bound to the
+ * QP.
+ * Return: 0, or a negative errno if @rkey names nothing the QP may
+ * invalidate.
  */
 int vroce_rkey_invalidate(struct vroce_dev *vdev, struct ib_qp *ibqp,
 			  u32 rkey)
 {
+	if (rkey & VROCE_KEY_MW)
+		return vroce_mw_invalidate(vdev, ibqp, rkey, true);
 	return vroce_mr_invalidate(vdev, rkey, ibqp->pd);
 }
 
@@ -380,6 +409,8 @@ struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct vroce_mr *mr = to_vmr(ibmr);
+	unsigned long irqflags;
+	int err = 0;
 
 	if (flags & ~(IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
@@ -392,11 +423,19 @@ struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		/* Pages pinned read-only cannot be made writable in place. */
 		if (ib_access_writable(access) && !mr->umem->writable)
 			return ERR_PTR(-EOPNOTSUPP);
-		WRITE_ONCE(mr->access, access & VROCE_MR_ACCESS);
 	}
-	if (flags & IB_MR_REREG_PD)
-		WRITE_ONCE(mr->pd, ibpd);
-	return NULL;
+	/* Not under bound windows (their checks were made against these). */
+	xa_lock_irqsave(&mr->vdev->mws, irqflags);
+	if (mr->num_mw) {
+		err = -EBUSY;
+	} else {
+		if (flags & IB_MR_REREG_ACCESS)
+			WRITE_ONCE(mr->access, access & VROCE_MR_ACCESS);
+		if (flags & IB_MR_REREG_PD)
+			WRITE_ONCE(mr->pd, ibpd);
+	}
+	xa_unlock_irqrestore(&mr->vdev->mws, irqflags);
+	return err ? ERR_PTR(err) : NULL;
 }
 
 struct ib_mr *vroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
@@ -458,9 +497,22 @@ int vroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, mr_set_page);
 }
 
+/* Fails with -EBUSY while memory windows are bound (IBA 10.6.7.2.6). */
 int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vroce_mr *mr = to_vmr(ibmr);
+	struct vroce_dev *vdev = mr->vdev;
+	unsigned long flags;
+	int err = 0;
+
+	xa_lock_irqsave(&vdev->mws, flags);
+	if (mr->num_mw)
+		err = -EBUSY;
+	else
+		mr->mw_closed = true;
+	xa_unlock_irqrestore(&vdev->mws, flags);
+	if (err)
+		return err;
 
 	mr_unpublish_and_wait(mr);
 	mr_free(mr);

@@ -2,6 +2,7 @@
 #ifndef _VROCE_MR_H
 #define _VROCE_MR_H
 
+#include <linux/bits.h>
 #include <linux/completion.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -11,14 +12,16 @@ struct ib_umem;
 struct vroce_dev;
 
 /*
- * An MR key is (index << 8) | variant. The index (24 bits) names the slot
+ * An MR key is (index << 8) | variant. The index (23 bits) names the slot
  * of vroce_dev.mrs; the variant is the "key" byte that IB_WR_REG_MR updates
  * with ib_update_fast_reg_key(). Index 0 is never allocated, so key 0 is
  * never valid (vroce has no local_dma_lkey: ib_core gives each kernel PD a
- * DMA MR instead).
+ * DMA MR instead). Keys with VROCE_KEY_MW set name memory windows (mw.c):
+ * MRs and MWs share one 32-bit key space, and an MW key is never an lkey.
  */
 #define VROCE_MR_KEY_SHIFT 8
-#define VROCE_MR_INDEX_MAX (U32_MAX >> VROCE_MR_KEY_SHIFT)
+#define VROCE_KEY_MW BIT(31)
+#define VROCE_MR_INDEX_MAX ((VROCE_KEY_MW - 1) >> VROCE_MR_KEY_SHIFT)
 
 /* Access bits a key can grant; all others are rejected at registration. */
 #define VROCE_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
@@ -48,6 +51,9 @@ enum vroce_mr_kind {
  * @pages: the region's pages, @iova's page first (user and fast-reg MRs)
  * @max_pages: size of @pages; page indices are bounded by it, always
  * @npages: pages mapped (fast-reg: by map_mr_sg)
+ * @num_mw: memory windows bound to the MR (vroce_dev.mws' lock)
+ * @mw_closed: deregistration started, no window may bind (vroce_dev.mws'
+ *	lock)
  * @refs: 1 while registered, plus one per vroce_mr_get() user
  * @unused: completed when @refs reaches zero; dereg_mr waits for it
  * @rcu: frees the MR after lockless lookups are done with it
@@ -66,6 +72,8 @@ struct vroce_mr {
 	struct page **pages;
 	u32 max_pages;
 	u32 npages;
+	u32 num_mw;
+	bool mw_closed;
 	refcount_t refs;
 	struct completion unused;
 	struct rcu_head rcu;

@@ -14,6 +14,7 @@
 #include "counters.h"
 #include "device.h"
 #include "mr.h"
+#include "mw.h"
 #include "ops.h"
 #include "pd.h"
 #include "port.h"
@@ -32,12 +33,14 @@ const struct ib_device_ops vroce_dev_ops = {
 
 	.alloc_hw_port_stats = vroce_alloc_hw_port_stats,
 	.alloc_mr = vroce_alloc_mr,
+	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,
 	.alloc_ucontext = vroce_alloc_ucontext,
 	.create_cq = vroce_create_cq,
 	.create_qp = vroce_create_qp,
 	.create_srq = vroce_create_srq,
 	.dealloc_driver = vroce_dev_dealloc,
+	.dealloc_mw = vroce_dealloc_mw,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
 	.dereg_mr = vroce_dereg_mr,
@@ -69,6 +72,7 @@ const struct ib_device_ops vroce_dev_ops = {
 	.resize_cq = vroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, vroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, vroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vroce_srq, ibsrq),

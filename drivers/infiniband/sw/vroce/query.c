@@ -3,7 +3,8 @@
  * Device attributes. They state what the driver implements today and
  * nothing more. The queue limits are those of the rings (queue.c); the
  * RDMA read/atomic depths bound the transport's per-QP limits. Memory
- * regions are implemented (mr.c); memory windows are not.
+ * regions (mr.c), fast registration and memory windows of type 1 and 2B
+ * (local_op.c, mw.c) are implemented.
  *
  * The attributes are set once before registration and are read-only after.
  * ib_core copies them into ib_device.attrs when the device registers.
@@ -24,11 +25,7 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 	attr->max_mr = VROCE_MAX_MR;
 	attr->max_mr_size = U64_MAX;
 	attr->max_fast_reg_page_list_len = VROCE_MAX_FAST_REG_PAGES;
-	/*
-	 * No IB_DEVICE_MEM_MGT_EXTENSIONS yet: alloc_mr and map_mr_sg exist,
-	 * but IB_WR_REG_MR and IB_WR_LOCAL_INV need the send queue's
-	 * transport; ULPs must not pick FRWR before that.
-	 */
+	attr->max_mw = VROCE_MAX_MW;
 	attr->max_qp = VROCE_MAX_QP;
 	attr->max_qp_wr = VROCE_MAX_QP_WR;
 	attr->max_send_sge = VROCE_MAX_SGE;
@@ -46,7 +43,10 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_SRQ_RESIZE;
+				 IB_DEVICE_SRQ_RESIZE |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 }
 

@@ -11,6 +11,7 @@ struct vroce_dev;
 #define VROCE_MAX_PD 0x7ff0
 #define VROCE_MAX_MR 0x1000
 #define VROCE_MAX_FAST_REG_PAGES 512
+#define VROCE_MAX_MW 0x1000
 #define VROCE_MAX_QP 0x4000
 #define VROCE_MAX_QP_WR 0x4000
 #define VROCE_MAX_SGE 32

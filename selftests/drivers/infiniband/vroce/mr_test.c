@@ -5,8 +5,8 @@
  * keys, the max_mr limit, PDs of other contexts, deregistration, and
  * rereg (the rdma-core 44 rxe provider has no ibv_rereg_mr, so the uverbs
  * REREG_MR command is written to the context's command fd directly).
- * Memory windows are not implemented and must say so. Run by mr.sh, which
- * creates the device and exports VROCE_DEV.
+ * Memory windows are in mw_test.c. Run by mr.sh, which creates the device
+ * and exports VROCE_DEV.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -82,13 +82,15 @@ TEST_F(mr, query_device_limits)
 	EXPECT_LT(0, attr.max_mr);
 	EXPECT_EQ(UINT64_MAX, attr.max_mr_size);
 	EXPECT_EQ(PAGE, attr.page_size_cap);
-	/* No memory windows (yet). */
-	EXPECT_EQ(0, attr.max_mw);
-	EXPECT_EQ(0, attr.device_cap_flags & (IBV_DEVICE_MEM_WINDOW |
-					       IBV_DEVICE_MEM_WINDOW_TYPE_2A |
-					       IBV_DEVICE_MEM_WINDOW_TYPE_2B));
-	/* Fast registration needs the transport to post REG_MR: not yet. */
-	EXPECT_EQ(0, attr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS);
+	/* Memory windows of type 1 and 2B (mw_test.c), not 2A. */
+	EXPECT_LT(0, attr.max_mw);
+	EXPECT_EQ(IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B,
+		  attr.device_cap_flags & (IBV_DEVICE_MEM_WINDOW |
+					   IBV_DEVICE_MEM_WINDOW_TYPE_2A |
+					   IBV_DEVICE_MEM_WINDOW_TYPE_2B));
+	/* Fast registration: IB_WR_REG_MR, IB_WR_LOCAL_INV, send with inv. */
+	EXPECT_EQ(IBV_DEVICE_MEM_MGT_EXTENSIONS,
+		  attr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS);
 }
 
 TEST_F(mr, sizes_and_alignments)
@@ -318,20 +320,6 @@ TEST_F(mr, pd_of_other_context)
 		EXPECT_EQ(0, ibv_dealloc_pd(opd[i]));
 	EXPECT_EQ(0, ibv_close_device(other));
 	munmap(p, PAGE);
-}
-
-TEST_F(mr, memory_windows_not_supported)
-{
-	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
-
-	EXPECT_EQ(NULL, mw);
-	EXPECT_EQ(EOPNOTSUPP, errno);
-	if (mw)
-		ibv_dealloc_mw(mw);
-	mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
-	EXPECT_EQ(NULL, mw);
-	if (mw)
-		ibv_dealloc_mw(mw);
 }
 
 /* The uverbs REREG_MR command; returns 0 or the errno. */

@@ -189,21 +189,6 @@ TEST_F(dev, pd_alloc_dealloc)
 	free(pd);
 }
 
-/* Unimplemented verbs fail cleanly instead of pretending. */
-TEST_F(dev, unimplemented_verbs_fail)
-{
-	struct ibv_pd *pd = ibv_alloc_pd(self->ctx);
-	struct ibv_mw *mw;
-
-	ASSERT_NE(NULL, pd);
-	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
-	EXPECT_EQ(NULL, mw);
-	EXPECT_EQ(EOPNOTSUPP, errno);
-	if (mw)
-		ibv_dealloc_mw(mw);
-	EXPECT_EQ(0, ibv_dealloc_pd(pd));
-}
-
 TEST(many_contexts)
 {
 	enum { N = 16 };

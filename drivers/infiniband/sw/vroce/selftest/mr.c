@@ -11,6 +11,7 @@
 #include <linux/workqueue.h>
 
 #include "../device.h"
+#include "../mw.h"
 #include "../query.h"
 
 enum { ST_PAGES = 4, ST_OFF0 = 100 };
@@ -423,7 +424,7 @@ static bool st_invalidate(struct mr_st *st)
 {
 	u32 key = st->fast->key;
 
-	if (!ST_OK(vroce_mr_invalidate(st->vdev, key, &st->other_pd) == -EINVAL))
+	if (!ST_OK(vroce_mr_invalidate(st->vdev, key, &st->other_pd) == -EACCES))
 		return false;
 	if (!ST_OK(vroce_mr_invalidate(st->vdev, key ^ 1, &st->pd) == -EINVAL))
 		return false;
@@ -465,8 +466,10 @@ static void st_free(struct mr_st *st)
 			__free_page(st->pages[i]);
 	kfree(st->buf);
 	kfree(st->buf2);
-	if (st->vdev)
+	if (st->vdev) {
+		vroce_mw_dev_uninit(st->vdev);
 		vroce_mr_dev_uninit(st->vdev);
+	}
 	kfree(st->vdev);
 }
 
@@ -481,6 +484,7 @@ bool vroce_mr_selftest(void)
 		goto out;
 	vroce_query_init_attrs(st.vdev);
 	vroce_mr_dev_init(st.vdev);
+	vroce_mw_dev_init(st.vdev);
 	st.buf = kzalloc(ST_PAGES * PAGE_SIZE, GFP_KERNEL);
 	st.buf2 = kzalloc(10 * PAGE_SIZE, GFP_KERNEL);
 	if (!st.buf || !st.buf2)
