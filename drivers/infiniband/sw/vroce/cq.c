@@ -191,6 +191,19 @@ static void vroce_cq_event(struct vroce_cq *cq, enum ib_event_type type)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/*
+ * Completion flags as libibverbs reads them from a user CQ entry: GRH and
+ * immediate data have the kernel's values, "with invalidate" is bit 3
+ * there (IBV_WC_WITH_INV) and bit 2 in the kernel (IB_WC_WITH_INVALIDATE).
+ */
+#define VROCE_UWC_WITH_INV BIT(3)
+
+static u32 vroce_cq_user_flags(int flags)
+{
+	return (flags & (IB_WC_GRH | IB_WC_WITH_IMM)) |
+	       ((flags & IB_WC_WITH_INVALIDATE) ? VROCE_UWC_WITH_INV : 0);
+}
+
 static void vroce_cq_fill(struct vroce_cq *cq, union vroce_cqe *cqe,
 			  const struct ib_wc *wc)
 {
@@ -209,7 +222,7 @@ static void vroce_cq_fill(struct vroce_cq *cq, union vroce_cqe *cqe,
 	uwc->ex.imm_data = wc->ex.imm_data;
 	uwc->qp_num = wc->qp->qp_num;
 	uwc->src_qp = wc->src_qp;
-	uwc->wc_flags = wc->wc_flags;
+	uwc->wc_flags = vroce_cq_user_flags(wc->wc_flags);
 	uwc->pkey_index = wc->pkey_index;
 	uwc->slid = wc->slid;
 	uwc->sl = wc->sl;

@@ -37,6 +37,7 @@
 
 #include "cq.h"
 #include "device.h"
+#include "mw.h"
 #include "qp.h"
 #include "query.h"
 #include "srq.h"
@@ -289,6 +290,8 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	synchronize_rcu();
 	vroce_qp_put(qp);
 	wait_for_completion(&qp->released);
+	/* Type 2B windows bound to this QP number are unbound (mw.c). */
+	vroce_mw_qp_destroyed(vdev, ibqp->qp_num);
 
 	vroce_xport_qp_stop(qp);
 	vroce_xport_qp_free(qp);

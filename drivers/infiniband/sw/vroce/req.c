@@ -37,6 +37,7 @@
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
+#include "local_op.h"
 #include "mr.h"
 #include "opcode.h"
 #include "qp.h"
@@ -168,30 +169,6 @@ void vroce_req_rewind(struct vroce_qp *qp)
 	}
 }
 
-/* Execute a local operation; Return: its completion status. */
-static enum ib_wc_status vroce_req_local_op(struct vroce_qp *qp,
-					    const struct vroce_swqe *sw)
-{
-	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
-
-	switch (sw->wr.opcode) {
-	case IB_WR_REG_MR:
-		if (!sw->wr.wr.reg.mr)
-			return IB_WC_LOC_QP_OP_ERR;
-		if (vroce_mr_fast_reg(to_vmr(sw->wr.wr.reg.mr), sw->wr.wr.reg.key,
-				      sw->wr.wr.reg.access))
-			return IB_WC_LOC_PROT_ERR;
-		return IB_WC_SUCCESS;
-	case IB_WR_LOCAL_INV:
-		if (vroce_mr_invalidate(vdev, sw->wr.ex.invalidate_rkey,
-					qp->ibqp.pd))
-			return IB_WC_LOC_PROT_ERR;
-		return IB_WC_SUCCESS;
-	default:
-		return IB_WC_LOC_QP_OP_ERR;
-	}
-}
-
 /* May the WQE start now? Fences and the READ/atomic limit. */
 static bool vroce_req_may_start(struct vroce_qp *qp,
 				const struct rxe_send_wqe *wqe)
@@ -242,7 +219,7 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 	sw->num_sge = wqe.dma.num_sge;
 
 	if (vroce_wr_local(sw->wr.opcode)) {
-		sw->status = vroce_req_local_op(qp, sw);
+		sw->status = vroce_local_op(qp, &wqe);
 		req->next_new = vroce_slot_next(qp, slot);
 		if (sw->status != IB_WC_SUCCESS) {
 			vroce_comp_fail_at(qp, slot, sw->status);

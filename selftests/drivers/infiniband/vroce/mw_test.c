@@ -396,4 +396,256 @@ TEST_F_TIMEOUT(lo, window_key_is_no_lkey, LO_TIMEOUT)
 	EXPECT_EQ(0, ibv_dereg_mr(rw));
 }
 
+static int lo_bind1(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
+		    void *addr, size_t len, unsigned int access)
+{
+	struct ibv_mw_bind bind = {
+		.wr_id = 50,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr, .addr = (uintptr_t)addr,
+			       .length = len, .mw_access_flags = access },
+	};
+
+	return ibv_bind_mw(qp, mw, &bind);
+}
+
+/* Type 2 windows are bound with a BIND_MW work request; @rkey: new key. */
+static int lo_bind2(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
+		    void *addr, size_t len, unsigned int access,
+		    uint32_t *rkey)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 60,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = { .mr = mr, .addr = (uintptr_t)addr,
+				       .length = len,
+				       .mw_access_flags = access },
+		},
+	}, *bad;
+
+	*rkey = wr.bind_mw.rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* Type 1: bind with ibv_bind_mw(), write and read through the window. */
+TEST_F_TIMEOUT(lo, type1_bind_write_read, LO_TIMEOUT)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+	char *win = self->buf + 100;
+	uint32_t old;
+	struct ibv_wc wc;
+	int i;
+
+	ASSERT_NE(NULL, mw);
+	old = mw->rkey;
+	ASSERT_EQ(0, lo_bind1(self->qb, mw, self->mr, win, 1000,
+			      IBV_ACCESS_REMOTE_WRITE |
+			      IBV_ACCESS_REMOTE_READ));
+	wc = lo_poll(self->cq);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_BIND_MW, wc.opcode);
+	EXPECT_EQ(50, wc.wr_id);
+	EXPECT_EQ(ibv_inc_rkey(old), mw->rkey);
+	/* Bound: the MR stays registered. */
+	EXPECT_EQ(EBUSY, ibv_dereg_mr(self->mr));
+
+	for (i = 0; i < 1000; i++)
+		self->src_buf[i] = (char)(i * 7 + 1);
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE, mw->rkey,
+			     (uintptr_t)win, 1000, 1));
+	wc = lo_poll(self->cq);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(win, self->src_buf, 1000));
+	EXPECT_EQ(0, win[-1]);
+	EXPECT_EQ(0, win[1000]);
+
+	memset(self->src_buf, 0, 1000);
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_READ, mw->rkey,
+			     (uintptr_t)win + 900, 100, 2));
+	wc = lo_poll(self->cq);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(self->src_buf, win + 900, 100));
+
+	/* One byte past the window. */
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE, mw->rkey,
+			     (uintptr_t)win + 950, 51, 3));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	EXPECT_EQ(3, wc.wr_id);
+	EXPECT_EQ(0, win[1000]);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+	EXPECT_EQ(0, ibv_dereg_mr(self->mr));
+	self->mr = NULL;
+}
+
+TEST_F_TIMEOUT(lo, type1_old_key_and_unbind, LO_TIMEOUT)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+	struct ibv_wc wc;
+	uint32_t old;
+
+	ASSERT_NE(NULL, mw);
+	old = mw->rkey;
+	ASSERT_EQ(0, lo_bind1(self->qb, mw, self->mr, self->buf, 64,
+			      IBV_ACCESS_REMOTE_WRITE));
+	ASSERT_EQ(IBV_WC_SUCCESS, lo_poll(self->cq).status);
+	/* A zero-length bind unbinds: the key goes dead. */
+	ASSERT_EQ(0, lo_bind1(self->qb, mw, self->mr, self->buf, 0, 0));
+	ASSERT_EQ(IBV_WC_SUCCESS, lo_poll(self->cq).status);
+	EXPECT_NE(old, mw->rkey);
+	EXPECT_EQ(0, ibv_dereg_mr(self->mr));
+	self->mr = NULL;
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE, mw->rkey,
+			     (uintptr_t)self->buf, 8, 4));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* A window on an MR without MW_BIND access does not bind. */
+TEST_F_TIMEOUT(lo, bind_needs_mw_bind_access, LO_TIMEOUT)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(0, lo_bind1(self->qb, mw, self->src, self->src_buf, 64,
+			      IBV_ACCESS_REMOTE_READ));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, wc.status);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* Type 2B: only the QP it is bound to; Send with Invalidate unbinds it. */
+TEST_F_TIMEOUT(lo, type2_send_with_invalidate, LO_TIMEOUT)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)self->buf + 4096,
+		.length = 64,
+		.lkey = self->mr->lkey,
+	};
+	struct ibv_recv_wr rwr = { .wr_id = 70, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_send_wr swr = {
+		.wr_id = 71,
+		.opcode = IBV_WR_SEND_WITH_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	int i;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(0, lo_bind2(self->qb, mw, self->mr, self->buf, 256,
+			      IBV_ACCESS_REMOTE_WRITE, &rkey));
+	wc = lo_poll(self->cq);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_BIND_MW, wc.opcode);
+	memset(self->src_buf, 0x3c, 256);
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE, rkey,
+			     (uintptr_t)self->buf, 256, 5));
+	wc = lo_poll(self->cq);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0x3c, self->buf[255]);
+
+	ASSERT_EQ(0, ibv_post_recv(self->qb, &rwr, &rbad));
+	swr.invalidate_rkey = rkey;
+	ASSERT_EQ(0, ibv_post_send(self->qa, &swr, &bad));
+	for (i = 0; i < 2; i++) {
+		wc = lo_poll(self->cq);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		if (wc.wr_id == 70) {
+			/*
+			 * Not wc_flags: the user CQ carries the kernel's
+			 * IB_WC_WITH_INVALIDATE (1 << 2), which libibverbs
+			 * reads as IBV_WC_IP_CSUM_OK, as with rxe.
+			 */
+			EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+			EXPECT_EQ(rkey, wc.invalidated_rkey);
+		} else {
+			EXPECT_EQ(71, wc.wr_id);
+		}
+	}
+	self->buf[0] = 0;
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE, rkey,
+			     (uintptr_t)self->buf, 8, 6));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	EXPECT_EQ(0, self->buf[0]);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* A type 2B window bound through qa is not reachable through qb. */
+TEST_F_TIMEOUT(lo, type2_other_qp_denied, LO_TIMEOUT)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(0, lo_bind2(self->qa, mw, self->mr, self->buf, 256,
+			      IBV_ACCESS_REMOTE_WRITE, &rkey));
+	ASSERT_EQ(IBV_WC_SUCCESS, lo_poll(self->cq).status);
+	/* qa's writes arrive at qb. */
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_WRITE, rkey,
+			     (uintptr_t)self->buf, 8, 7));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* Type 2B: IB_WR_LOCAL_INV unbinds; the MR can then go. */
+TEST_F_TIMEOUT(lo, type2_local_invalidate, LO_TIMEOUT)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	struct ibv_send_wr inv = {
+		.wr_id = 80,
+		.opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(0, lo_bind2(self->qb, mw, self->mr, self->buf, 256,
+			      IBV_ACCESS_REMOTE_READ, &rkey));
+	ASSERT_EQ(IBV_WC_SUCCESS, lo_poll(self->cq).status);
+	EXPECT_EQ(EBUSY, ibv_dereg_mr(self->mr));
+	inv.invalidate_rkey = rkey;
+	ASSERT_EQ(0, ibv_post_send(self->qb, &inv, &bad));
+	wc = lo_poll(self->cq);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_LOCAL_INV, wc.opcode);
+	EXPECT_EQ(0, ibv_dereg_mr(self->mr));
+	self->mr = NULL;
+	ASSERT_EQ(0, lo_rdma(self, self->qa, IBV_WR_RDMA_READ, rkey,
+			     (uintptr_t)self->buf, 8, 8));
+	wc = lo_poll(self->cq);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* Destroying the QP a type 2B window is bound to unbinds the window. */
+TEST_F_TIMEOUT(lo, type2_unbound_when_qp_destroyed, LO_TIMEOUT)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(0, lo_bind2(self->qb, mw, self->mr, self->buf, 256,
+			      IBV_ACCESS_REMOTE_READ, &rkey));
+	ASSERT_EQ(IBV_WC_SUCCESS, lo_poll(self->cq).status);
+	EXPECT_EQ(EBUSY, ibv_dereg_mr(self->mr));
+	ASSERT_EQ(0, ibv_destroy_qp(self->qb));
+	self->qb = NULL;
+	EXPECT_EQ(0, ibv_dereg_mr(self->mr));
+	self->mr = NULL;
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
 TEST_HARNESS_MAIN
