@@ -367,6 +367,7 @@ void vroce_comp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 	u32 psn = vroce_bth_psn(bth);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
+	lockdep_assert_held(&qp->task_mutex);
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD && state != IB_QPS_SQE)
 		goto out;
 	/* Stale (before req.una) or bogus (never sent) responses. */

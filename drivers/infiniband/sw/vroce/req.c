@@ -467,6 +467,8 @@ bool vroce_req_step(struct vroce_qp *qp)
 	struct vroce_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
+	lockdep_assert_held(&qp->task_mutex);
+
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return false;
 	if (qp->ibqp.qp_type != IB_QPT_RC)

@@ -589,6 +589,8 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 	u32 psn = vroce_bth_psn(bth);
 	int diff = vroce_psn_cmp(psn, qp->resp.epsn);
 
+	lockdep_assert_held(&qp->task_mutex);
+
 	if (!qp->resp.comm_est && READ_ONCE(qp->state) == IB_QPS_RTR) {
 		qp->resp.comm_est = true;
 		vroce_qp_event(qp, IB_EVENT_COMM_EST);

@@ -226,13 +226,13 @@ static bool vroce_rx_v2_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	return true;
 }
 
-/**
- * vroce_rx_v2 - receive a RoCEv2 datagram
- * @skb: the datagram, skb->data at its UDP header; consumed
- *
- * Context: softirq (the UDP tunnel socket's encap_rcv).
+/*
+ * Find the device, linearize, parse the framing with @frame, validate and
+ * demultiplex. Consumes @skb.
  */
-void vroce_rx_v2(struct sk_buff *skb)
+static void vroce_rx_skb(struct sk_buff *skb,
+			 bool (*frame)(struct vroce_rx_pkt *pkt,
+				       struct sk_buff *skb))
 {
 	struct vroce_rx_pkt pkt = {};
 
@@ -243,13 +243,24 @@ void vroce_rx_v2(struct sk_buff *skb)
 	}
 	if (skb_linearize(skb)) {
 		kfree_skb(skb);
-	} else if (!vroce_rx_v2_frame(&pkt, skb)) {
+	} else if (!frame(&pkt, skb)) {
 		vroce_rx_count(&pkt, VROCE_CNT_RCVD_MALFORMED);
 		kfree_skb(skb);
 	} else {
 		vroce_rx_roce(&pkt, skb);
 	}
 	ib_device_put(&pkt.vdev->ibdev);
+}
+
+/**
+ * vroce_rx_v2 - receive a RoCEv2 datagram
+ * @skb: the datagram, skb->data at its UDP header; consumed
+ *
+ * Context: softirq (the UDP tunnel socket's encap_rcv).
+ */
+void vroce_rx_v2(struct sk_buff *skb)
+{
+	vroce_rx_skb(skb, vroce_rx_v2_frame);
 }
 
 /* RoCEv1: skb->data is at the GRH; trailing Ethernet padding is allowed. */
@@ -273,27 +284,6 @@ static bool vroce_rx_v1_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	return true;
 }
 
-/* A RoCEv1 frame with skb->data at its GRH; consumed. */
-static void vroce_rx_v1_skb(struct sk_buff *skb)
-{
-	struct vroce_rx_pkt pkt = {};
-
-	pkt.vdev = vroce_rx_find_dev(skb->dev);
-	if (!pkt.vdev) {
-		kfree_skb(skb);
-		return;
-	}
-	if (skb_linearize(skb)) {
-		kfree_skb(skb);
-	} else if (!vroce_rx_v1_frame(&pkt, skb)) {
-		vroce_rx_count(&pkt, VROCE_CNT_RCVD_MALFORMED);
-		kfree_skb(skb);
-	} else {
-		vroce_rx_roce(&pkt, skb);
-	}
-	ib_device_put(&pkt.vdev->ibdev);
-}
-
 static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
 		       struct packet_type *pt, struct net_device *orig_dev)
 {
@@ -304,7 +294,7 @@ static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
-	vroce_rx_v1_skb(skb);
+	vroce_rx_skb(skb, vroce_rx_v1_frame);
 	return NET_RX_SUCCESS;
 }
 
@@ -326,7 +316,7 @@ void vroce_rx_loopback(struct sk_buff *skb)
 	local_bh_disable();
 	if (skb->protocol == htons(ETH_P_IBOE)) {
 		__skb_pull(skb, skb_network_offset(skb));
-		vroce_rx_v1_skb(skb);
+		vroce_rx_skb(skb, vroce_rx_v1_frame);
 	} else {
 		__skb_pull(skb, skb_transport_offset(skb));
 		vroce_rx_v2(skb);

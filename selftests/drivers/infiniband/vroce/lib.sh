@@ -162,6 +162,18 @@ vroce_veth_dev() {
 		wait_for 10 test -e "/sys/class/infiniband/$1/ports/1/gids/0"
 }
 
+# vroce_veth_dev_ipv4 DEV NDEV PEER ADDR: vroce_veth_dev, then the IPv4
+# address ADDR on NDEV, and wait for its RoCE GIDs.
+vroce_veth_dev_ipv4() {
+	local gid
+
+	# shellcheck disable=SC2086 # the four bytes of the address, split
+	gid=0000:0000:0000:0000:0000:ffff:$(printf '%02x%02x:%02x%02x' ${4//./ })
+	vroce_veth_dev "$1" "$2" "$3" &&
+		ip addr add "$4/24" dev "$2" &&
+		wait_for 10 sh -c "grep -qx $gid /sys/class/infiniband/$1/ports/1/gids/*"
+}
+
 # udp_port_hold [NETNS]: bind UDP 4791 (IPv4, any address) from user space,
 # in NETNS if given, until udp_port_release.
 VROCE_PORT_PID=

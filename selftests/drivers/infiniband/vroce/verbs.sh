@@ -15,13 +15,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-setup() {
-	vroce_veth_dev wv0 wa wb &&
-		ip addr add 192.0.2.11/24 dev wa &&
-		wait_for 10 sh -c "grep -qx 0000:0000:0000:0000:0000:ffff:c000:020b /sys/class/infiniband/wv0/ports/1/gids/*"
-}
-
-if ! setup >"$VROCE_LOG" 2>&1; then
+if ! vroce_veth_dev_ipv4 wv0 wa wb 192.0.2.11 >"$VROCE_LOG" 2>&1; then
 	ktap_print_header
 	sed 's/^/# /' "$VROCE_LOG"
 	ktap_exit_fail_msg "cannot set up a vroce device"
