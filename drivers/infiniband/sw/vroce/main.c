@@ -4,6 +4,7 @@
  * netdev.
  *
  * Module load order, and unload in reverse:
+ *  0. the ICRC's CRC-32 implementation (never fails);
  *  1. namespaces (claims UDP 4791 in init_net: refuses to load next to
  *     rdma_rxe, which shares our driver id);
  *  2. the debugfs root (never fails the load);
@@ -22,6 +23,7 @@
 #include "dcqcn.h"
 #include "debugfs.h"
 #include "device.h"
+#include "icrc.h"
 #include "local_op.h"
 #include "mr_copy.h"
 #include "net.h"
@@ -48,9 +50,10 @@ static int __init vroce_init(void)
 	    !vroce_dcqcn_selftest() || !vroce_cc_selftest())
 		return -ENOTRECOVERABLE;
 
+	vroce_icrc_init();
 	err = vroce_task_init();
 	if (err)
-		return err;
+		goto err_icrc;
 	err = vroce_net_init();
 	if (err)
 		goto err_task;
@@ -72,6 +75,8 @@ err_rx:
 	vroce_net_exit();
 err_task:
 	vroce_task_exit();
+err_icrc:
+	vroce_icrc_exit();
 	return err;
 }
 
@@ -84,6 +89,7 @@ static void __exit vroce_exit(void)
 	vroce_debugfs_exit();
 	vroce_net_exit();
 	vroce_task_exit();
+	vroce_icrc_exit();
 	pr_info("unloaded\n");
 }
 
