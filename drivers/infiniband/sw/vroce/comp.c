@@ -164,14 +164,22 @@ static void vroce_comp_head_done(struct vroce_qp *qp)
 	vroce_comp_retire(qp);
 }
 
-/* Go back to req.una, once per gap. */
-static void vroce_comp_retry(struct vroce_qp *qp)
+/* Go back to req.una, once per gap. Return: false if already done. */
+static bool vroce_comp_retry(struct vroce_qp *qp)
 {
 	if (qp->req.last_nak_una == qp->req.una)
-		return;
+		return false;
 	qp->req.last_nak_una = qp->req.una;
 	vroce_req_shrink_window(qp);
 	vroce_req_rewind(qp);
+	return true;
+}
+
+/* A response shows READ/atomic responses lost: retry, count once per gap. */
+static void vroce_comp_implied_nak(struct vroce_qp *qp)
+{
+	if (vroce_comp_retry(qp))
+		vroce_comp_count(qp, VROCE_CNT_IMPLIED_NAK);
 }
 
 static bool vroce_comp_outstanding(const struct vroce_qp *qp)
@@ -195,8 +203,7 @@ static bool vroce_comp_ack_before(struct vroce_qp *qp, u32 psn)
 		if (vroce_psn_cmp(psn, sw->last_psn) <= 0)
 			return true;
 		if (vroce_comp_rd_atomic(sw)) {
-			vroce_comp_count(qp, VROCE_CNT_IMPLIED_NAK);
-			vroce_comp_retry(qp);
+			vroce_comp_implied_nak(qp);
 			return false;
 		}
 		vroce_comp_head_done(qp);
@@ -311,8 +318,7 @@ static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 	if (sw->wr.opcode != IB_WR_RDMA_READ)
 		return;
 	if (psn != qp->req.una) {
-		vroce_comp_count(qp, VROCE_CNT_IMPLIED_NAK);
-		vroce_comp_retry(qp);
+		vroce_comp_implied_nak(qp);
 		return;
 	}
 	/* Every response but the last is full; the total is the length. */

@@ -12,7 +12,8 @@
  * ring and checked it (opcode allowed for the QP type, SGE count, inline
  * length); the requester (req.c) does that when it reaches the WQE, and a
  * bad one completes with IB_WC_LOC_QP_OP_ERR and moves the QP to ERR.
- * Posting kicks the QP's task (task.c).
+ * Posting kicks the QP's task (task.c); a user doorbell runs it inline when
+ * it is idle (vroce_task_doorbell()).
  *
  * Posting in ERR is allowed and flushes at once. User receives posted in
  * ERR (no doorbell) are flushed by the next send doorbell or modify to ERR.
@@ -100,7 +101,7 @@ static int vroce_user_doorbell(struct vroce_qp *qp)
 		vroce_qp_flush_sq(qp);
 		vroce_qp_flush_rq(qp);
 	} else {
-		vroce_task_kick(qp);
+		vroce_task_doorbell(qp);
 	}
 	return 0;
 }

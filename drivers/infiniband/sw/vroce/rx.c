@@ -24,7 +24,8 @@
  *     or the GRH payload length, GRH version 6 and next header BTH
  *     (rcvd_malformed);
  *  2. the ICRC (rx_icrc_encapsulated): a corrupted packet is counted as
- *     corrupted whatever its corrupted headers say;
+ *     corrupted whatever its corrupted headers say (not for a packet that
+ *     vroce_rx_loopback() hands over: it has no ICRC);
  *  3. BTH TVer 0 (rcvd_tver_err);
  *  4. an opcode vroce knows (rcvd_opcode_err);
  *  5. extension headers, pad and payload fit the opcode (rcvd_malformed);
@@ -58,6 +59,7 @@
  * @roce_len: bytes from the BTH through the ICRC
  * @op: its opcode, once known
  * @paylen: payload bytes without pad, once known
+ * @loopback: sent by this host to its own device: never on a wire, no ICRC
  */
 struct vroce_rx_pkt {
 	struct vroce_dev *vdev;
@@ -67,6 +69,7 @@ struct vroce_rx_pkt {
 	unsigned int roce_len;
 	const struct vroce_opcode_info *op;
 	unsigned int paylen;
+	bool loopback;
 };
 
 static struct vroce_dev *vroce_rx_dev_get(struct net_device *ndev)
@@ -173,7 +176,7 @@ static void vroce_rx_roce(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 {
 	enum vroce_counter err;
 
-	if (!vroce_rx_icrc_ok(pkt)) {
+	if (!pkt->loopback && !vroce_rx_icrc_ok(pkt)) {
 		err = VROCE_CNT_RX_ICRC_ERR;
 		goto drop;
 	}
@@ -232,9 +235,9 @@ static bool vroce_rx_v2_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
  */
 static void vroce_rx_skb(struct sk_buff *skb,
 			 bool (*frame)(struct vroce_rx_pkt *pkt,
-				       struct sk_buff *skb))
+				       struct sk_buff *skb), bool loopback)
 {
-	struct vroce_rx_pkt pkt = {};
+	struct vroce_rx_pkt pkt = { .loopback = loopback };
 
 	pkt.vdev = vroce_rx_find_dev(skb->dev);
 	if (!pkt.vdev) {
@@ -260,7 +263,7 @@ static void vroce_rx_skb(struct sk_buff *skb,
  */
 void vroce_rx_v2(struct sk_buff *skb)
 {
-	vroce_rx_skb(skb, vroce_rx_v2_frame);
+	vroce_rx_skb(skb, vroce_rx_v2_frame, false);
 }
 
 /* RoCEv1: skb->data is at the GRH; trailing Ethernet padding is allowed. */
@@ -294,7 +297,7 @@ static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
-	vroce_rx_skb(skb, vroce_rx_v1_frame);
+	vroce_rx_skb(skb, vroce_rx_v1_frame, false);
 	return NET_RX_SUCCESS;
 }
 
@@ -304,9 +307,12 @@ static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
  *	network and transport headers set; consumed
  *
  * The frame does not go through the netdev or the IP stack (which would
- * drop a packet from one of its own addresses as a martian). The receive
- * path only queues it for a QP's task, so this does not recurse into the
- * transmit path.
+ * drop a packet from one of its own addresses as a martian). It never
+ * leaves memory, so nothing can corrupt it: vroce_tx() leaves its ICRC
+ * (and an IPv6 UDP checksum) zero and its ICRC is not checked, as a NIC's
+ * internal loopback does not serialize a packet. The receive path only
+ * queues it for a QP's task, so this does not recurse into the transmit
+ * path.
  *
  * Context: process or softirq; runs the receive path with BHs disabled.
  */
@@ -316,10 +322,10 @@ void vroce_rx_loopback(struct sk_buff *skb)
 	local_bh_disable();
 	if (skb->protocol == htons(ETH_P_IBOE)) {
 		__skb_pull(skb, skb_network_offset(skb));
-		vroce_rx_skb(skb, vroce_rx_v1_frame);
+		vroce_rx_skb(skb, vroce_rx_v1_frame, true);
 	} else {
 		__skb_pull(skb, skb_transport_offset(skb));
-		vroce_rx_v2(skb);
+		vroce_rx_skb(skb, vroce_rx_v2_frame, true);
 	}
 	local_bh_enable();
 }

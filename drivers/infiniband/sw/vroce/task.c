@@ -11,8 +11,11 @@
  *   and the task body runs under vroce_qp.task_mutex, so the state in
  *   vroce_qp.req and vroce_qp.resp needs no other lock.
  * - The receive softirq (rx.c) only validates a packet, finds its QP and
- *   appends the skb to vroce_qp.rxq; post_send (the doorbell) and the timer
- *   only kick the task. Nothing that sends runs in softirq context, and a
+ *   appends the skb to vroce_qp.rxq; a kernel post_send and the timer only
+ *   kick the task. A user QP's doorbell (the POST_SEND system call, process
+ *   context) runs the task body itself when task_mutex is free
+ *   (vroce_task_doorbell()), so a send costs no worker wakeup; otherwise
+ *   it kicks the task as well. Nothing that sends runs in softirq context, and a
  *   packet that loops back to the same device is received in a later
  *   softirq, never recursively.
  * - The task runs in process context and sends with dev_queue_xmit(); the
@@ -185,6 +188,29 @@ static void vroce_task_run(struct work_struct *work)
 	if (more)
 		vroce_task_kick(qp);
 	vroce_qp_put(qp);
+}
+
+/**
+ * vroce_task_doorbell - run the QP's task in the caller's context if idle
+ * @qp: the QP, held by the caller (a user QP in a uverbs system call)
+ *
+ * One run, as the work item would do it, under task_mutex; if the mutex is
+ * taken (the work item or modify_qp has it), or the budget runs out with
+ * work left, the task is kicked instead, so nothing posted is missed.
+ *
+ * Context: process, may sleep.
+ */
+void vroce_task_doorbell(struct vroce_qp *qp)
+{
+	bool more = true;
+
+	might_sleep();
+	if (mutex_trylock(&qp->task_mutex)) {
+		more = !READ_ONCE(qp->dying) && vroce_task_steps(qp);
+		mutex_unlock(&qp->task_mutex);
+	}
+	if (more)
+		vroce_task_kick(qp);
 }
 
 static enum hrtimer_restart vroce_task_timer(struct hrtimer *timer)

@@ -54,6 +54,7 @@ struct vroce_tx_layout {
 	unsigned int udp_len;	/* 0 or 8 */
 	unsigned int roce_len;	/* BTH through ICRC */
 	unsigned int pad;
+	bool loopback;		/* to the netdev's own MAC address */
 };
 
 static int vroce_tx_net_type(const struct ib_gid_attr *attr,
@@ -233,7 +234,11 @@ static u8 *vroce_tx_ext(u8 *p, const struct vroce_pkt_info *pi)
 	return p;
 }
 
-/* Write L3 through ICRC at @l3; the skb holds vroce_tx_l3_total() bytes there. */
+/*
+ * Write L3 through ICRC at @l3; the skb holds vroce_tx_l3_total() bytes
+ * there. A frame that loops back (@lo->loopback) never reaches a wire:
+ * its ICRC and IPv6 UDP checksum stay zero (see vroce_rx_loopback()).
+ */
 static int vroce_tx_build(u8 *l3, struct net_device *ndev,
 			  const struct vroce_pkt_info *pi,
 			  const struct vroce_tx_layout *lo)
@@ -261,6 +266,10 @@ static int vroce_tx_build(u8 *l3, struct net_device *ndev,
 	memset(p, 0, lo->pad);
 	p += lo->pad;
 
+	if (lo->loopback) {
+		memset(p, 0, VROCE_ICRC_BYTES);
+		return 0;
+	}
 	icrc = cpu_to_le32(vroce_icrc(lo->type, l3, p - l3));
 	memcpy(p, &icrc, sizeof(icrc));
 
@@ -279,7 +288,7 @@ static __be16 vroce_tx_proto(enum vroce_net_type type)
 
 static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 				    const struct vroce_pkt_info *pi,
-				    const struct vroce_tx_layout *lo, gfp_t gfp)
+				    struct vroce_tx_layout *lo, gfp_t gfp)
 {
 	unsigned int len = vroce_tx_l3_total(lo);
 	struct sk_buff *skb;
@@ -287,6 +296,7 @@ static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 
 	if (len > READ_ONCE(ndev->mtu))
 		return ERR_PTR(-EMSGSIZE);
+	lo->loopback = ether_addr_equal(pi->dmac, ndev->dev_addr);
 
 	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len + ndev->needed_tailroom,
 			gfp);
@@ -365,7 +375,7 @@ int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 		goto err_put_ndev;
 	}
 	/* A destination on this device: straight to the receive path. */
-	if (ether_addr_equal(pi->dmac, ndev->dev_addr)) {
+	if (lo.loopback) {
 		vroce_rx_loopback(skb);
 		err = NET_XMIT_SUCCESS;
 	} else {

@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The RC transport over a bad link: two namespaces joined by a veth pair,
+# a vroce device on each end, netem on both ends adding loss, reordering,
+# duplication, corruption and delay. rc_stream moves NETEM_MIB MiB (default
+# 16, 4 on the debug kernel: make check's time budget; the 256 MiB run takes
+# minutes per operation under TCG) of RDMA WRITEs, then READs, then SENDs, with
+# 16 operations of 64 KiB in flight, and checks every byte. Then the
+# counters must show what the link did: retransmissions on the requesters,
+# duplicates and out-of-sequence packets on the responders, ICRC drops.
+#
+#   NETEM="loss 5% reorder 5% duplicate 1% corrupt 0.1% delay 1ms"
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma tc
+
+NETEM=${NETEM:-loss 5% reorder 5% duplicate 1% corrupt 0.1% delay 1ms}
+if [ -z "${NETEM_MIB:-}" ]; then
+	NETEM_MIB=16
+	# KASAN and lockdep make the debug kernel several times slower.
+	[ -e /sys/kernel/debug/kmemleak ] && NETEM_MIB=4
+fi
+NSA=
+NSB=
+
+cleanup() {
+	[ -n "$NSA" ] && ip netns exec "$NSA" rdma link delete nma 2>/dev/null
+	[ -n "$NSB" ] && ip netns exec "$NSB" rdma link delete nmb 2>/dev/null
+	vroce_unload
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+setup() {
+	NSA=$(ns_add nma) && NSB=$(ns_add nmb) || return 1
+	vroce_load &&
+		ip -n "$NSA" link add na type veth peer name nb netns "$NSB" &&
+		ip -n "$NSA" addr add 192.0.2.1/24 dev na &&
+		ip -n "$NSB" addr add 192.0.2.2/24 dev nb &&
+		ip -n "$NSA" link set na up && ip -n "$NSB" link set nb up &&
+		ip netns exec "$NSA" rdma link add nma type vroce netdev na &&
+		ip netns exec "$NSB" rdma link add nmb type vroce netdev nb &&
+		wait_for 10 grep -qx 0000:0000:0000:0000:0000:ffff:c000:0201 \
+			/sys/class/infiniband/nma/ports/1/gids/* &&
+		wait_for 10 grep -qx 0000:0000:0000:0000:0000:ffff:c000:0202 \
+			/sys/class/infiniband/nmb/ports/1/gids/* || return 1
+	# shellcheck disable=SC2086 # NETEM is a list of netem arguments
+	ip netns exec "$NSA" tc qdisc add dev na root netem $NETEM &&
+		ip netns exec "$NSB" tc qdisc add dev nb root netem $NETEM
+}
+
+# counter DEV NAME: the value of one of DEV's hardware counters.
+counter() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+}
+
+stream() {
+	VROCE_DEV=nma VROCE_PEER_DEV=nmb "$VROCE_BIN/rc_stream" "$1" "$NETEM_MIB"
+}
+
+# sum NAME: NAME's counter summed over both devices.
+sum() {
+	echo $(($(counter nma "$1") + $(counter nmb "$1")))
+}
+
+# positive NAME...: each counter is above zero on one device or the other.
+positive() {
+	local name rc=0
+
+	for name in "$@"; do
+		echo "$name: $(sum "$name")"
+		[ "$(sum "$name")" -gt 0 ] || rc=1
+	done
+	return $rc
+}
+
+ktap_print_header
+ktap_set_plan 5
+
+if ! setup >"$VROCE_LOG" 2>&1; then
+	sed 's/^/# /' "$VROCE_LOG"
+	ktap_exit_fail_msg "cannot set up two vroce devices with netem"
+fi
+echo "# netem $NETEM, $NETEM_MIB MiB per operation"
+
+for op in write read send; do
+	check "$NETEM_MIB MiB of RDMA ${op^^} over netem, byte-exact" stream "$op"
+	sed -n 's/^/# /p' "$VROCE_LOG"
+done
+check "retransmissions counted" \
+	positive retrans_pkts duplicate_request out_of_sequence
+check "corrupted packets dropped by the ICRC check" positive rx_icrc_encapsulated
+
+rdma statistic show link nma/1 | sed 's/^/# /'
+rdma statistic show link nmb/1 | sed 's/^/# /'
+ktap_finished
