@@ -145,7 +145,8 @@ static bool vroce_comp_rd_atomic(const struct vroce_swqe *sw)
 {
 	return sw->wr.opcode == IB_WR_RDMA_READ ||
 	       sw->wr.opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       sw->wr.opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+	       sw->wr.opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
+	       sw->wr.opcode == VROCE_WR_ATOMIC_WRITE;
 }
 
 /* The WQE at the head is complete; everything up to its end is acked. */
@@ -305,6 +306,22 @@ static enum ib_wc_status vroce_comp_copy_status(int err)
 	return err == -ENOSPC ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
 }
 
+/* An ATOMIC WRITE is answered by an RDMA READ response without payload. */
+static void vroce_comp_atomic_write_resp(struct vroce_qp *qp,
+					 const struct vroce_opcode_info *op,
+					 u32 paylen, u32 psn)
+{
+	struct vroce_swqe *sw = &qp->req.wqes[qp->sq.queue.cons];
+
+	if (psn != sw->first_psn)
+		return;
+	if (!(op->flags & VROCE_OP_ONLY) || paylen) {
+		vroce_comp_fail(qp, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	vroce_comp_head_done(qp);
+}
+
 static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 				 const struct vroce_opcode_info *op, u32 psn)
 {
@@ -315,6 +332,10 @@ static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 	bool last = op->flags & (VROCE_OP_LAST | VROCE_OP_ONLY);
 	int err;
 
+	if (sw->wr.opcode == VROCE_WR_ATOMIC_WRITE) {
+		vroce_comp_atomic_write_resp(qp, op, paylen, psn);
+		return;
+	}
 	if (sw->wr.opcode != IB_WR_RDMA_READ)
 		return;
 	if (psn != qp->req.una) {
@@ -349,7 +370,7 @@ static void vroce_comp_atomic_ack(struct vroce_qp *qp, struct sk_buff *skb,
 	int err;
 
 	if (!vroce_comp_rd_atomic(sw) || sw->wr.opcode == IB_WR_RDMA_READ ||
-	    psn != sw->first_psn)
+	    sw->wr.opcode == VROCE_WR_ATOMIC_WRITE || psn != sw->first_psn)
 		return;
 	vroce_comp_rcur(qp, sw);
 	err = vroce_sge_copy(&qp->req.rcur, &orig, sizeof(orig),

@@ -55,4 +55,21 @@ vroce_compat_create_cq_udata(struct ib_udata *udata)
 }
 #endif
 
+/*
+ * RDMA ATOMIC WRITE (IBTA 1.5 annex A19): ib_core names it from 6.2 on.
+ * Its user ABI values, the WR opcode 15 and the completion opcode 9, are
+ * the same on every kernel, and the rxe provider writes the 8-byte value
+ * where the inline data goes; so user QPs get it on 6.1 too. Only 6.2+
+ * has the device capability bit to claim it with.
+ */
+#define VROCE_WR_ATOMIC_WRITE 15
+#define VROCE_WC_ATOMIC_WRITE ((enum ib_wc_opcode)9)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+static_assert(IB_WR_ATOMIC_WRITE == VROCE_WR_ATOMIC_WRITE);
+static_assert(IB_WC_ATOMIC_WRITE == VROCE_WC_ATOMIC_WRITE);
+#define VROCE_COMPAT_DEVICE_ATOMIC_WRITE IB_DEVICE_ATOMIC_WRITE
+#else
+#define VROCE_COMPAT_DEVICE_ATOMIC_WRITE 0
+#endif
+
 #endif /* _VROCE_COMPAT_H */

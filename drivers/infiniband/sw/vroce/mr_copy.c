@@ -117,15 +117,18 @@ static u64 atomic_do(atomic64_t *v, enum vroce_atomic_op op, u64 compare_add,
 {
 	if (op == VROCE_ATOMIC_CMP_SWP)
 		return atomic64_cmpxchg(v, compare_add, swap);
+	if (op == VROCE_ATOMIC_WRITE)
+		return atomic64_xchg(v, compare_add);
 	return atomic64_fetch_add(compare_add, v);
 }
 
 /**
- * vroce_mr_atomic - compare-and-swap or fetch-and-add on MR memory
- * @mr: a referenced MR (the caller checked IB_ACCESS_REMOTE_ATOMIC)
+ * vroce_mr_atomic - compare-and-swap, fetch-and-add or write on MR memory
+ * @mr: a referenced MR (the caller checked IB_ACCESS_REMOTE_ATOMIC, or
+ *	IB_ACCESS_REMOTE_WRITE for VROCE_ATOMIC_WRITE)
  * @iova: the 8-byte target (untrusted)
  * @op: which atomic
- * @compare_add: the compare value, or the addend
+ * @compare_add: the compare value, the addend, or the value to write
  * @swap: the swap value (compare-and-swap)
  * @orig: the value before the operation, in CPU byte order
  *

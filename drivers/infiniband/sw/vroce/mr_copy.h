@@ -17,6 +17,7 @@ enum vroce_copy_dir {
 enum vroce_atomic_op {
 	VROCE_ATOMIC_CMP_SWP,
 	VROCE_ATOMIC_FETCH_ADD,
+	VROCE_ATOMIC_WRITE,	/* ATOMIC WRITE: store 8 bytes as one */
 };
 
 /**

@@ -8,6 +8,8 @@
 
 /* The BTH opcode of a Congestion Notification Packet (SPEC.md §4.1). */
 #define VROCE_OPCODE_CNP (IB_OPCODE_CNP | 0x01)
+/* RC RDMA ATOMIC WRITE (IBTA 1.5 A19); ib_pack.h has it from 6.2 on only. */
+#define VROCE_OPCODE_RC_ATOMIC_WRITE (IB_OPCODE_RC | 0x1d)
 
 /*
  * Headers that may follow the BTH. The bit order is the order on the wire:

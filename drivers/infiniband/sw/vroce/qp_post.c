@@ -21,6 +21,7 @@
  * Locking: see qp.c.
  */
 
+#include "compat.h"
 #include "cq.h"
 #include "qp.h"
 #include "query.h"
@@ -33,8 +34,9 @@
 		     BIT_ULL(IB_WR_ATOMIC_CMP_AND_SWP) | \
 		     BIT_ULL(IB_WR_ATOMIC_FETCH_AND_ADD))
 
-/* Opcodes below 64 a QP type accepts; REG_MR (kernel) and BIND_MW (user)
- * are handled in vroce_wr_opcode_ok().
+/* Opcodes below 64 a QP type accepts; REG_MR (kernel), BIND_MW and
+ * ATOMIC_WRITE (user: ib_core defines no kernel WR for it) are handled in
+ * vroce_wr_opcode_ok().
  */
 static const u64 vroce_wr_opcodes[] = {
 	[IB_QPT_GSI] = VROCE_WR_BASIC,
@@ -52,6 +54,8 @@ static bool vroce_wr_opcode_ok(const struct vroce_qp *qp, u32 opcode)
 		return connected && !qp->is_user;
 	if (opcode == IB_WR_BIND_MW)
 		return connected && qp->is_user;
+	if (opcode == VROCE_WR_ATOMIC_WRITE)
+		return type == IB_QPT_RC && qp->is_user;
 	if (type >= ARRAY_SIZE(vroce_wr_opcodes) || opcode >= 64)
 		return false;
 	return vroce_wr_opcodes[type] & BIT_ULL(opcode);

@@ -10,6 +10,7 @@
  * ib_core copies them into ib_device.attrs when the device registers.
  */
 
+#include "compat.h"
 #include "device.h"
 #include "query.h"
 
@@ -46,7 +47,8 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 VROCE_COMPAT_DEVICE_ATOMIC_WRITE;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 }
 

@@ -34,6 +34,7 @@
 
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
@@ -48,10 +49,12 @@ static u32 vroce_qp_mtu(const struct vroce_qp *qp)
 	return ib_mtu_enum_to_int(qp->attr.path_mtu);
 }
 
+/* WQEs that take a responder resource and wait for a response. */
 static bool vroce_wr_rd_atomic(u32 opcode)
 {
 	return opcode == IB_WR_RDMA_READ || opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
+	       opcode == VROCE_WR_ATOMIC_WRITE;
 }
 
 static bool vroce_wr_local(u32 opcode)
@@ -183,6 +186,24 @@ static bool vroce_req_may_start(struct vroce_qp *qp,
 }
 
 /*
+ * An ATOMIC WRITE's value: the rxe provider puts it where inline data
+ * goes (dma.atomic_wr), and dma.length must say 8. Return: false if the
+ * WQE is malformed.
+ */
+static bool vroce_req_atomic_write_value(struct vroce_qp *qp, u32 slot,
+					 struct vroce_swqe *sw)
+{
+	struct rxe_send_wqe *wqe = vroce_queue_elem(&qp->sq.queue, slot);
+
+	if (sw->length != sizeof(u64) ||
+	    vroce_queue_elem_size(&qp->sq.queue) <
+	    sizeof(*wqe) + sizeof(sw->atomic_wr))
+		return false;
+	memcpy(&sw->atomic_wr, wqe->dma.inline_data, sizeof(sw->atomic_wr));
+	return true;
+}
+
+/*
  * Start the WQE at req.next_new. Return: true if it started (or failed or
  * was a local operation and is done), false if there is nothing to start
  * or it must wait.
@@ -233,6 +254,12 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 	if (sw->wr.opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	    sw->wr.opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
 		sw->length = sizeof(u64);
+	if (sw->wr.opcode == VROCE_WR_ATOMIC_WRITE &&
+	    !vroce_req_atomic_write_value(qp, slot, sw)) {
+		req->next_new = vroce_slot_next(qp, slot);
+		vroce_comp_fail_at(qp, slot, IB_WC_LOC_QP_OP_ERR);
+		return true;
+	}
 	if (vroce_wr_rd_atomic(sw->wr.opcode))
 		req->rd_atomic++;
 	sw->first_psn = req->psn;
@@ -282,6 +309,8 @@ static u8 vroce_req_send_opcode(u32 wr_opcode, bool first, bool last)
 		return IB_OPCODE_RC_COMPARE_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_OPCODE_RC_FETCH_ADD;
+	case VROCE_WR_ATOMIC_WRITE:
+		return VROCE_OPCODE_RC_ATOMIC_WRITE;
 	default:
 		break;
 	}
@@ -322,6 +351,10 @@ static int vroce_req_fill(void *arg, void *dst, u32 len)
 	struct vroce_qp *qp = ctx->qp;
 
 	ctx->filled = true;
+	if (ctx->sw->wr.opcode == VROCE_WR_ATOMIC_WRITE) {
+		memcpy(dst, &ctx->sw->atomic_wr, len);
+		return 0;
+	}
 	if (vroce_req_inline(ctx->sw)) {
 		struct rxe_send_wqe *wqe =
 			vroce_queue_elem(&qp->sq.queue, qp->req.idx);
@@ -362,7 +395,8 @@ static void vroce_req_send(struct vroce_qp *qp)
 	struct vroce_req *req = &qp->req;
 	struct vroce_swqe *sw = &req->wqes[req->idx];
 	struct vroce_req_fill_ctx ctx = { .qp = qp, .sw = sw };
-	bool rd_atomic = vroce_wr_rd_atomic(sw->wr.opcode);
+	bool aw = sw->wr.opcode == VROCE_WR_ATOMIC_WRITE;
+	bool rd_atomic = vroce_wr_rd_atomic(sw->wr.opcode) && !aw;
 	u32 left = sw->length - req->offset;
 	u32 len = rd_atomic ? 0 : min(left, vroce_qp_mtu(qp));
 	bool first = req->offset == 0, last = rd_atomic || len == left;

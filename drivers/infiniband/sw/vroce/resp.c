@@ -491,6 +491,58 @@ static int vroce_resp_atomic(struct vroce_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
+/* The answer to an ATOMIC WRITE: an RDMA READ response without payload. */
+static void vroce_resp_send_atomic_write_ack(struct vroce_qp *qp, u32 psn)
+{
+	vroce_resp_flush_ack(qp);
+	vroce_resp_send_ack(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY, psn,
+			    VROCE_AETH_ACK_UNLIMITED, NULL);
+}
+
+/*
+ * ATOMIC WRITE (IBTA 1.5 A19): 8 bytes, 8-byte aligned, stored as one
+ * under REMOTE_WRITE access. It takes a responder resource like a READ, so
+ * a duplicate is answered from its record, not written again.
+ */
+static int vroce_resp_atomic_write(struct vroce_qp *qp, struct sk_buff *skb,
+				   u32 psn)
+{
+	struct vroce_reth *reth = vroce_pkt_hdr(skb, VROCE_HDR_RETH);
+	u64 va = be64_to_cpu(reth->va), value, orig;
+	struct vroce_mr *mr = NULL;
+	int err;
+
+	vroce_resp_count(qp, VROCE_CNT_RX_ATOMIC_REQUESTS);
+	if (be32_to_cpu(reth->len) != sizeof(value) ||
+	    vroce_rx_cb(skb)->paylen != sizeof(value) ||
+	    va & (sizeof(value) - 1)) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR);
+		return -EAGAIN;
+	}
+	if (vroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+		mr = vroce_rkey_get(to_vdev(qp->ibqp.device), &qp->ibqp,
+				    be32_to_cpu(reth->rkey), va, sizeof(value),
+				    IB_ACCESS_REMOTE_WRITE);
+	if (!mr) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
+	memcpy(&value, vroce_pkt_payload(skb), sizeof(value));
+	err = vroce_mr_atomic(mr, va, VROCE_ATOMIC_WRITE, value, 0, &orig);
+	vroce_mr_put(mr);
+	if (err) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
+	vroce_resp_new_res(qp, true, psn);
+	qp->resp.msn++;
+	vroce_resp_send_atomic_write_ack(qp, psn);
+	return 0;
+}
+
 /* Does @opcode fit the message in progress (IBTA opcode sequence)? */
 static bool vroce_resp_seq_ok(struct vroce_qp *qp,
 			      const struct vroce_opcode_info *op, u8 opcode)
@@ -526,14 +578,31 @@ static int vroce_resp_execute(struct vroce_qp *qp, struct sk_buff *skb,
 		return vroce_resp_write(qp, skb, op, psn);
 	if (opc == IB_OPCODE_RDMA_READ_REQUEST)
 		return vroce_resp_read(qp, skb, psn);
+	if (opcode == VROCE_OPCODE_RC_ATOMIC_WRITE)
+		return vroce_resp_atomic_write(qp, skb, psn);
 	return vroce_resp_atomic(qp, skb, psn);
+}
+
+/* The record of the atomic (or ATOMIC WRITE) at @psn, if still kept. */
+static struct vroce_rd_res *vroce_resp_find_atomic(struct vroce_qp *qp,
+						   u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < qp->resp.nres; i++) {
+		struct vroce_rd_res *res = &qp->resp.res[i];
+
+		if (res->valid && res->atomic && res->psn == psn)
+			return res;
+	}
+	return NULL;
 }
 
 static void vroce_resp_duplicate(struct vroce_qp *qp, struct sk_buff *skb,
 				 u32 psn)
 {
 	u8 opcode = vroce_rx_bth(skb)->opcode;
-	u32 i;
+	struct vroce_rd_res *res;
 
 	vroce_resp_count(qp, VROCE_CNT_DUPLICATE_REQUEST);
 	switch (opcode) {
@@ -544,14 +613,13 @@ static void vroce_resp_duplicate(struct vroce_qp *qp, struct sk_buff *skb,
 		return;
 	case IB_OPCODE_RC_COMPARE_SWAP:
 	case IB_OPCODE_RC_FETCH_ADD:
-		for (i = 0; i < qp->resp.nres; i++) {
-			struct vroce_rd_res *res = &qp->resp.res[i];
-
-			if (res->valid && res->atomic && res->psn == psn) {
-				vroce_resp_send_atomic_ack(qp, psn, res->orig);
-				return;
-			}
-		}
+		res = vroce_resp_find_atomic(qp, psn);
+		if (res)
+			vroce_resp_send_atomic_ack(qp, psn, res->orig);
+		return;
+	case VROCE_OPCODE_RC_ATOMIC_WRITE:
+		if (vroce_resp_find_atomic(qp, psn))
+			vroce_resp_send_atomic_write_ack(qp, psn);
 		return;
 	default:
 		vroce_resp_ack_later(qp, vroce_psn_add(qp->resp.epsn,

@@ -12,6 +12,7 @@
 
 #include <linux/log2.h>
 
+#include "compat.h"
 #include "query.h"
 #include "wqe.h"
 
@@ -96,6 +97,8 @@ enum ib_wc_opcode vroce_wr_to_wc_opcode(u32 wr_opcode)
 		return IB_WC_REG_MR;
 	case IB_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case VROCE_WR_ATOMIC_WRITE:
+		return VROCE_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}

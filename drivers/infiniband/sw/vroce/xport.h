@@ -53,9 +53,11 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
  * @last_psn: PSN of its last packet (READ: of its last response)
  * @done: acknowledged or executed; completes when it reaches the head
  * @status: the completion status once @done
+ * @atomic_wr: an ATOMIC WRITE's 8 bytes, as the WQE gave them
  */
 struct vroce_swqe {
 	struct rxe_send_wr wr;
+	u64 atomic_wr;
 	u32 length;
 	u32 num_sge;
 	u32 first_psn;

@@ -832,6 +832,72 @@ TEST_F_TIMEOUT(rc, atomic_fetch_add, TEST_TIMEOUT_S)
 }
 
 /* Back-to-back fetch-adds on one word all land, each sees the previous. */
+/* The ATOMIC WRITE capability bit (IB_UVERBS_DEVICE_ATOMIC_WRITE). */
+#define DEVICE_ATOMIC_WRITE	(1ull << 40)
+
+static void atomic_write_post(struct __test_metadata *_metadata,
+			      struct ibv_qp_ex *qpx, struct side *b,
+			      uint32_t roff, uint64_t val, uint64_t wr_id)
+{
+	ibv_wr_start(qpx);
+	qpx->wr_id = wr_id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qpx, b->mr->rkey, (uintptr_t)b->buf + roff, &val);
+	ASSERT_EQ(0, ibv_wr_complete(qpx)) TH_LOG("%s", strerror(errno));
+}
+
+/*
+ * RDMA ATOMIC WRITE through ibv_qp_ex: the 8 bytes land whole at aligned
+ * targets across pages, nothing around them changes, the completion says
+ * ATOMIC_WRITE; a misaligned target is an invalid request.
+ */
+TEST_F_TIMEOUT(rc, atomic_write, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	struct ibv_qp_init_attr_ex init = {
+		.send_cq = a->scq, .recv_cq = a->rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = QP_DEPTH, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = a->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+	const uint64_t fence = 0x0f1e2d3c4b5a6978ull;
+	struct ibv_device_attr_ex dattr;
+	struct ibv_qp_ex *qpx;
+	unsigned int i;
+
+	ASSERT_EQ(0, ibv_query_device_ex(a->ctx, NULL, &dattr));
+	if (!(dattr.device_cap_flags_ex & DEVICE_ATOMIC_WRITE))
+		SKIP(return, "the device does not claim ATOMIC WRITE");
+	ibv_destroy_qp(a->qp);
+	a->qp = ibv_create_qp_ex(a->ctx, &init);
+	ASSERT_NE(NULL, a->qp) TH_LOG("create_qp_ex: %s", strerror(errno));
+	qpx = ibv_qp_to_qp_ex(a->qp);
+	ASSERT_NE(NULL, qpx);
+	pair_connect(_metadata, a, b, &conn_default);
+
+	for (i = 0; i < ARRAY_SIZE(atomic_roffs); i++) {
+		uint32_t roff = atomic_roffs[i];
+		uint64_t val = 0x0123456789abcdefull * (i + 1);
+
+		put64(b->buf + roff - 8, fence);
+		put64(b->buf + roff, ~val);
+		put64(b->buf + roff + 8, ~fence);
+		atomic_write_post(_metadata, qpx, b, roff, val, 0x4000 + i);
+		expect_wc(_metadata, a->scq, a->qp, 0x4000 + i, IBV_WC_SUCCESS,
+			  IBV_WC_ATOMIC_WRITE, NULL);
+		EXPECT_EQ(val, get64(b->buf + roff)) TH_LOG("roff %u", roff);
+		EXPECT_EQ(fence, get64(b->buf + roff - 8));
+		EXPECT_EQ(~fence, get64(b->buf + roff + 8));
+	}
+	atomic_write_post(_metadata, qpx, b, 8 + 4, 1, 0x4100);
+	expect_wc(_metadata, a->scq, a->qp, 0x4100, IBV_WC_REM_INV_REQ_ERR, 0,
+		  NULL);
+	expect_qp_err(_metadata, a->qp);
+}
+
 TEST_F_TIMEOUT(rc, atomic_fetch_add_burst, TEST_TIMEOUT_S)
 {
 	const uint32_t roff = 64, n = 40;
