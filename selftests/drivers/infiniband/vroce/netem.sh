@@ -11,12 +11,14 @@
 # duplicates and out-of-sequence packets on the responders, ICRC drops.
 #
 #   NETEM="loss 5% reorder 5% duplicate 1% corrupt 0.1% delay 1ms"
+#   NETEM_OPS="write read send"
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 vroce_require ip rdma tc
 
 NETEM=${NETEM:-loss 5% reorder 5% duplicate 1% corrupt 0.1% delay 1ms}
+read -ra OPS <<<"${NETEM_OPS:-write read send}"
 if [ -z "${NETEM_MIB:-}" ]; then
 	NETEM_MIB=16
 	# KASAN and lockdep make the debug kernel several times slower.
@@ -46,6 +48,13 @@ setup() {
 			/sys/class/infiniband/nma/ports/1/gids/* &&
 		wait_for 10 grep -qx 0000:0000:0000:0000:0000:ffff:c000:0202 \
 			/sys/class/infiniband/nmb/ports/1/gids/* || return 1
+	# Static neighbours: ib_core resolves the peer's MAC at modify_qp,
+	# and an ARP exchange lost to netem would fail it (ETIMEDOUT).
+	ip -n "$NSA" neigh replace 192.0.2.2 dev na nud permanent \
+		lladdr "$(ip -n "$NSB" -br link show nb | awk '{print $3}')" &&
+		ip -n "$NSB" neigh replace 192.0.2.1 dev nb nud permanent \
+			lladdr "$(ip -n "$NSA" -br link show na | awk '{print $3}')" ||
+		return 1
 	# shellcheck disable=SC2086 # NETEM is a list of netem arguments
 	ip netns exec "$NSA" tc qdisc add dev na root netem $NETEM &&
 		ip netns exec "$NSB" tc qdisc add dev nb root netem $NETEM
@@ -77,7 +86,7 @@ positive() {
 }
 
 ktap_print_header
-ktap_set_plan 5
+ktap_set_plan $((${#OPS[@]} + 2))
 
 if ! setup >"$VROCE_LOG" 2>&1; then
 	sed 's/^/# /' "$VROCE_LOG"
@@ -85,7 +94,7 @@ if ! setup >"$VROCE_LOG" 2>&1; then
 fi
 echo "# netem $NETEM, $NETEM_MIB MiB per operation"
 
-for op in write read send; do
+for op in "${OPS[@]}"; do
 	check "$NETEM_MIB MiB of RDMA ${op^^} over netem, byte-exact" stream "$op"
 	sed -n 's/^/# /p' "$VROCE_LOG"
 done
