@@ -14,6 +14,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1339,6 +1341,105 @@ TEST_F_TIMEOUT(rc, retry_exceeded_no_such_qp, TEST_TIMEOUT_S)
  * A SEND longer than the receive buffer: LOC_LEN_ERR at the receiver,
  * REM_INV_REQ_ERR at the sender, both QPs in ERR.
  */
+/* The next async event of @ctx within POLL_TIMEOUT_S; 0 if none came. */
+static int next_async_event(struct ibv_context *ctx, int timeout_ms,
+			    struct ibv_async_event *ev)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	int flags = fcntl(ctx->async_fd, F_GETFL);
+
+	if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK))
+		return -1;
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return 0;
+	return ibv_get_async_event(ctx, ev) ? -1 : 1;
+}
+
+/*
+ * @n SENDs of 64 bytes from a; b's SRQ receives are consumed in order, the
+ * first of them the @k-th posted (at b's buffer + 4096 * (k + 1)).
+ */
+static void srq_sends(struct __test_metadata *_metadata, struct side *a,
+		      struct side *b, int n, int k)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++, k++) {
+		struct seg l = { GUARD, 64 }, r = { 4096 * (k + 1), 64 };
+		uint32_t seed = 0x700 + k;
+
+		fill_src(a->buf, &l, 1, seed);
+		poison_dst(b->buf, &r, 1, seed);
+		post_send_one(_metadata, a, l.off, l.len, 0x5000 + k);
+		expect_wc(_metadata, a->scq, a->qp, 0x5000 + k, IBV_WC_SUCCESS,
+			  IBV_WC_SEND, NULL);
+		expect_wc(_metadata, b->rcq, b->qp, k, IBV_WC_SUCCESS,
+			  IBV_WC_RECV, &wc);
+		EXPECT_EQ(64, wc.byte_len);
+		EXPECT_EQ(0, check_dst(_metadata, b->buf, &r, 1, 64, seed));
+	}
+}
+
+/*
+ * SRQ limit: armed at 4 with 8 receives posted, it stays quiet while 4 are
+ * left and raises IBV_EVENT_SRQ_LIMIT_REACHED, once, when 3 are; the limit
+ * then reads 0 (disarmed).
+ */
+TEST_F_TIMEOUT(rc, srq_limit, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	struct ibv_srq_init_attr sinit = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_qp_init_attr init = {
+		.send_cq = b->scq, .recv_cq = b->rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct ibv_srq_attr sattr = { .srq_limit = 4 };
+	struct ibv_async_event ev;
+	struct ibv_srq *srq;
+	int i;
+
+	srq = ibv_create_srq(b->pd, &sinit);
+	ASSERT_NE(NULL, srq) TH_LOG("create_srq: %s", strerror(errno));
+	ibv_destroy_qp(b->qp);
+	init.srq = srq;
+	b->qp = ibv_create_qp(b->pd, &init);
+	ASSERT_NE(NULL, b->qp) TH_LOG("create_qp: %s", strerror(errno));
+	pair_connect(_metadata, a, b, &conn_default);
+	for (i = 0; i < 8; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)b->buf + 4096 * (i + 1), .length = 64,
+			.lkey = b->mr->lkey,
+		};
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		ASSERT_EQ(0, ibv_post_srq_recv(srq, &wr, &bad));
+	}
+	ASSERT_EQ(0, ibv_modify_srq(srq, &sattr, IBV_SRQ_LIMIT));
+
+	srq_sends(_metadata, a, b, 4, 0);
+	/* 4 left: not below the limit. */
+	ASSERT_EQ(0, next_async_event(b->ctx, 500, &ev))
+		TH_LOG("event %s with 4 receives left",
+		       ibv_event_type_str(ev.event_type));
+	srq_sends(_metadata, a, b, 1, 4);
+	ASSERT_EQ(1, next_async_event(b->ctx, POLL_TIMEOUT_S * 1000, &ev))
+		TH_LOG("no SRQ limit event with 3 receives left");
+	EXPECT_EQ(IBV_EVENT_SRQ_LIMIT_REACHED, ev.event_type);
+	EXPECT_EQ(srq, ev.element.srq);
+	ibv_ack_async_event(&ev);
+	ASSERT_EQ(0, ibv_query_srq(srq, &sattr));
+	EXPECT_EQ(0, sattr.srq_limit);
+	/* Disarmed: no second event. */
+	srq_sends(_metadata, a, b, 1, 5);
+	EXPECT_EQ(0, next_async_event(b->ctx, 500, &ev));
+
+	ibv_destroy_qp(b->qp);
+	b->qp = NULL;
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
 TEST_F_TIMEOUT(rc, recv_too_short, TEST_TIMEOUT_S)
 {
 	struct seg r = { 64, 16 };
