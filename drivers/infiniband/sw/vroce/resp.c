@@ -675,10 +675,12 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 	} else if (!vroce_resp_execute(qp, skb, op, psn)) {
 		qp->resp.nak_sent = false;
 		qp->resp.epsn = vroce_psn_add(qp->resp.epsn, 1);
+		/* READs, atomics and ATOMIC WRITEs had their own response. */
 		if (vroce_bth_ackreq(bth) &&
 		    bth->opcode != IB_OPCODE_RC_RDMA_READ_REQUEST &&
 		    bth->opcode != IB_OPCODE_RC_COMPARE_SWAP &&
-		    bth->opcode != IB_OPCODE_RC_FETCH_ADD)
+		    bth->opcode != IB_OPCODE_RC_FETCH_ADD &&
+		    bth->opcode != VROCE_OPCODE_RC_ATOMIC_WRITE)
 			vroce_resp_ack_later(qp, psn);
 	}
 	kfree_skb(skb);
