@@ -97,9 +97,9 @@ pair_after() {
 }
 
 # run_one TOOL SIZE QPS: one perftest run in the current topology. Prints
-# "VALUE1 VALUE2 ITERS CPU_UTIL USER_J SYS_J WALL_S" (bw: MiB/s, Mpps and
-# perftest's CPU utilisation in % of all CPUs over the measured window;
-# lat: t_typical and t_avg in us, no CPU figure), or fails.
+# "VALUE1 VALUE2 ITERS CPU_UTIL USER_J SYS_J WALL_S PERFTEST_V1" (bw: MiB/s,
+# Mpps, perftest's CPU utilisation in % of all CPUs over the measured
+# window, perftest's MiB/s; lat: t_typical and t_avg in us), or fails.
 run_one() {
 	local tool=$1 size=$2 qps=$3 args row
 
@@ -115,17 +115,27 @@ run_one() {
 		tail -n 5 "$PAIR_LOG.cli" >&2
 		return 1
 	}
-	# bw: 4 = BW average [MB/sec] (MiB/s), 5 = MsgRate [Mpps], 6 =
-	# CPU_Util [%]; lat: 5 = t_typical, 6 = t_avg [usec].
-	awk -v c0="$C0" -v c1="$C1" -v t0="$T0" -v t1="$T1" -v lat="${tool##*_}" '
+	# bw: 2 = iterations in the measured window (all QPs), 4 = BW average
+	# [MB/sec] (MiB/s), 5 = MsgRate [Mpps], 6 = CPU_Util [%]; lat: 5 =
+	# t_typical, 6 = t_avg [usec]. perftest converts cycles with a clock
+	# it calibrates at start, which a loaded TCG host can defeat (it then
+	# prints 0): the bw is the iterations over the window, and perftest's
+	# own figure is kept alongside.
+	awk -v c0="$C0" -v c1="$C1" -v t0="$T0" -v t1="$T1" -v lat="${tool##*_}" \
+	    -v win=$((DURATION - 2)) -v size="$size" '
 	{
 		split(c0, a, " "); split(c1, b, " ")
-		v1 = lat == "lat" ? $5 : $4; v2 = lat == "lat" ? $6 : $5
-		util = lat == "lat" ? "-" : $6
+		if (lat == "lat") {
+			v1 = $5; v2 = $6; util = "-"; pt = "-"
+		} else {
+			v1 = sprintf("%.3f", $2 * size / 1048576 / win)
+			v2 = sprintf("%.6f", $2 / win / 1e6)
+			util = $6; pt = $4
+		}
 		if (!(v1 + 0 > 0) || v1 ~ /inf|nan/)
 			exit 1
-		printf "%s %s %s %s %d %d %.3f\n", v1, v2, $2, util,
-			b[1] - a[1], b[2] - a[2], t1 - t0
+		printf "%s %s %s %s %d %d %.3f %s\n", v1, v2, $2, util,
+			b[1] - a[1], b[2] - a[2], t1 - t0, pt
 	}' <<<"$row" || {
 		log "$tool ${args[*]}: no usable number in: $row"
 		grep -i -m 3 'correlation\|conflicting\|warn' "$PAIR_LOG.cli" >&2
@@ -154,7 +164,7 @@ guest() {
 
 	bin=$TOP/build/bench
 	RAW=$out/raw.tsv
-	printf 'topo\ttool\tsize\tqps\trep\tv1\tv2\titers\tcpu_util\tuser_j\tsys_j\twall_s\n' >"$RAW"
+	printf 'topo\ttool\tsize\tqps\trep\tv1\tv2\titers\tcpu_util\tuser_j\tsys_j\twall_s\tperftest_v1\n' >"$RAW"
 	{
 		echo "kernel $(uname -r)"
 		echo "cpus $(nproc)"

@@ -176,8 +176,9 @@ def table(meta, memcpy, cells, tgts):
       "veth, init_net); veth = vroce in two namespaces joined by a veth pair")
     dur = meta.get("duration", "?")
     measured = int(dur) - 2 if dur.isdigit() else "?"
-    w("bw in MiB/s (perftest's MB/sec; -D %s -f 1: %s s measured), lat "
-      "t_typical in us (-n %s)" % (dur, measured, meta.get("lat_iters", "?")))
+    w("bw in MiB/s: messages completed in perftest's measured window "
+      "(-D %s -f 1: %s s) x size / window; lat: t_typical in us (-n %s)"
+      % (dur, measured, meta.get("lat_iters", "?")))
     w("ratios: vroce/rxe (lat: lower is better) and vroce/memcpy; "
       "n = samples (rxe/loop/veth)")
     w("")
