@@ -119,8 +119,9 @@ run_one() {
 	# [MB/sec] (MiB/s), 5 = MsgRate [Mpps], 6 = CPU_Util [%]; lat: 5 =
 	# t_typical, 6 = t_avg [usec]. perftest converts cycles with a clock
 	# it calibrates at start, which a loaded TCG host can defeat (it then
-	# prints 0): the bw is the iterations over the window, and perftest's
-	# own figure is kept alongside.
+	# prints 0): VALUE1/2 are the iterations over the nominal window, and
+	# perftest's own figure (over the window it timed) is kept alongside;
+	# report.py prefers it when it is not 0.
 	awk -v c0="$C0" -v c1="$C1" -v t0="$T0" -v t1="$T1" -v lat="${tool##*_}" \
 	    -v win=$((DURATION - 2)) -v size="$size" '
 	{

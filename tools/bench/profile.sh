@@ -121,7 +121,7 @@ ftrace_on() {
 	echo nop >"$TR/current_tracer"
 	echo 32768 >"$TR/buffer_size_kb"
 	echo >"$TR/set_ftrace_filter"
-	echo ":mod:$mod" >"$TR/set_ftrace_filter" ||
+	echo "*:mod:$mod" >"$TR/set_ftrace_filter" ||
 		log "cannot filter on module $mod"
 	for f in "${KFUNCS[@]}"; do
 		echo "$f" >>"$TR/set_ftrace_filter" 2>/dev/null
