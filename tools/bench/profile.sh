@@ -11,7 +11,8 @@
 #            kernel functions in KFUNCS (calls per packet); hist triggers
 #            keyed by call site on kmalloc / kmem_cache_alloc and by
 #            function on workqueue_execute_start
-#   profile  perf record -a -g (cpu-clock: TCG has no PMU), then
+#   profile  perf record -a -g around the client (cpu-clock: TCG has no
+#            PMU), then
 #            perf report --no-children: the top kernel symbols, module
 #            symbols through /proc/kallsyms
 #
@@ -138,15 +139,16 @@ ftrace_off() {
 
 	echo 0 >"$TR/tracing_on"
 	grep -h overrun "$TR"/per_cpu/cpu*/stats >"$1.overrun"
-	# "comm-pid [cpu] flags ts: func <-parent": count func.
+	# "comm-pid [cpu] flags ts: func <-parent": count func, and the
+	# callers of a few.
 	awk '/^ *#/ { next } { for (i = 1; i < NF; i++) if ($i ~ /:$/) {
-		print $(i + 1); break } }' "$TR/trace" |
-		sort | uniq -c | sort -rn >"$1.funcs"
-	awk '/^ *#/ { next } { for (i = 1; i < NF; i++) if ($i ~ /:$/) {
-		print $(i + 1), $(i + 2); break } }' "$TR/trace" |
-		awk '$1 == "__alloc_skb" || $1 ~ /^kfree_skb/ ||
-		     $1 == "consume_skb" || $1 ~ /^crc32_le/ || $1 == "__queue_work"' |
+		print $(i + 1), $(i + 2); break } }' "$TR/trace" >"$1.calls"
+	awk '{ print $1 }' "$1.calls" | sort | uniq -c | sort -rn >"$1.funcs"
+	awk '$1 == "__alloc_skb" || $1 ~ /^kfree_skb/ || $1 == "consume_skb" ||
+	     $1 ~ /^crc32_le/ || $1 == "queue_work_on" || $1 == "mutex_lock" ||
+	     $1 ~ /^_raw_spin_lock/' "$1.calls" |
 		sort | uniq -c | sort -rn >"$1.callers"
+	rm -f "$1.calls"
 	: >"$1.hist"
 	for h in "${HISTS[@]}"; do
 		ev=${h%% *}
@@ -160,20 +162,6 @@ ftrace_off() {
 	echo >"$TR/set_ftrace_filter"
 	echo >"$TR/trace"
 	echo 1408 >"$TR/buffer_size_kb"
-}
-
-PERF_DATA=
-PERF_PID=
-pair_before_perf() {
-	perf record -a -g -e cpu-clock -F 999 -o "$PERF_DATA" -q -- sleep 600 \
-		2>/dev/null &
-	PERF_PID=$!
-	sleep 1
-}
-
-pair_after_perf() {
-	kill -INT "$PERF_PID" 2>/dev/null
-	wait "$PERF_PID" 2>/dev/null
 }
 
 # summary NAME OUT MSGS PKTS: the per-packet table of one case.
@@ -190,8 +178,8 @@ summary() {
 	awk -v m="$msgs" -v p="$pkts" 'NR <= 70 {
 		printf "%-34s %10d %10.2f %8.2f\n", $2, $1, $1 / m, $1 / p }' \
 		"$out.funcs"
-	echo "--- callers of skb allocation/free, ICRC, queue_work: total, per packet"
-	awk -v p="$pkts" 'NR <= 30 {
+	echo "--- callers of skb allocation/free, queue_work, locks: total, per packet"
+	awk -v p="$pkts" 'NR <= 40 {
 		printf "%-34s %-30s %8d %8.2f\n", $2, $3, $1, $1 / p }' "$out.callers"
 	echo "--- allocations by call site, work items by function (hist triggers)"
 	cat "$out.hist"
@@ -224,13 +212,11 @@ profile_case() {
 	m1=$(hw_counter "$dev" sent_pkts)
 	m1=$((m1 - m0))
 	[ "$DEV_B" = "$DEV_A" ] || m1=$((m1 + $(hw_counter "$DEV_B" sent_pkts) - p0))
-	# 2. profile
+	# 2. profile: perf starts the client once its events are enabled.
 	PERF_DATA=/tmp/perf.$$.data
-	pair_before() { pair_before_perf; }
-	pair_after() { pair_after_perf; }
+	PAIR_WRAP=(perf record -a -g -e cpu-clock -F 999 -o "$PERF_DATA" -q --)
 	perftest_pair "$tool" -s "$size" -n "$(prof_iters "$tool" "$size")"
-	pair_before() { :; }
-	pair_after() { :; }
+	PAIR_WRAP=()
 	perftest_row "$size" >"$out.prof_row"
 	perf report -i "$PERF_DATA" --kallsyms=/proc/kallsyms --no-children \
 		--sort sym --stdio -g none --percent-limit 0.3 2>/dev/null |
