@@ -63,7 +63,7 @@ KFUNCS=(
 	'ib_uverbs_write' 'ib_uverbs_post_send' 'mutex_lock' 'mutex_unlock'
 	'_raw_spin_lock_irqsave' '_raw_spin_lock_bh' '_raw_spin_lock'
 	'hrtimer_start_range_ns' 'hrtimer_try_to_cancel' 'try_to_wake_up'
-	'kthread_*' '__wake_up'
+	'kthread_*' '__wake_up' '__mod_timer' 'add_timer*' 'try_to_del_timer_sync'
 )
 
 # The iteration counts: counting runs are short (the function trace must
@@ -146,7 +146,7 @@ ftrace_off() {
 	awk '{ print $1 }' "$1.calls" | sort | uniq -c | sort -rn >"$1.funcs"
 	awk '$1 == "__alloc_skb" || $1 ~ /^kfree_skb/ || $1 == "consume_skb" ||
 	     $1 ~ /^crc32_le/ || $1 == "queue_work_on" || $1 == "mutex_lock" ||
-	     $1 ~ /^_raw_spin_lock/' "$1.calls" |
+	     $1 ~ /^_raw_spin_lock/ || $1 ~ /timer/' "$1.calls" |
 		sort | uniq -c | sort -rn >"$1.callers"
 	rm -f "$1.calls"
 	: >"$1.hist"
