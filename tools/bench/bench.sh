@@ -30,10 +30,13 @@
 # measured, with --cpu_util: perftest's /proc/stat over that window), so a
 # cell costs the same time on every driver; lat tests 1000 round trips
 # (-n). All with -u 18 (TCG is too slow for the default ACK timeout) and
-# -F. A repetition takes about 5 minutes on a loaded 2-core host, so the
-# default 3 take about 15. Each run is under timeout(1); a run that fails
-# or prints no number is retried once and then left out of the median
-# (the table shows how many samples each cell has).
+# -F. A cell costs 6-10 s of wall time (perftest's start-up included): a
+# repetition (51 cells) took 10-11 minutes, the default 3 about 32, on a
+# 2-core host that other TCG guests were loading; less on an idle host
+# (BENCH_REPS=1 or BENCH_DURATION=3 for a quicker look). Each run is
+# under timeout(1); a run that fails or prints no number is retried once
+# and then left out of the median (the table shows how many samples each
+# cell has).
 #
 # Environment (host):
 #   BENCH_KERNEL=<release>   kernel to boot (default: newest Debian 6.12)
