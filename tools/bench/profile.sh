@@ -16,6 +16,9 @@
 #            perf report --no-children: the top kernel symbols, module
 #            symbols through /proc/kallsyms
 #
+# Switching tracepoints on and off patches kernel text, which a TCG guest
+# occasionally trips over (an int3 Oops at a jump label, seen once): rerun.
+#
 # Per-packet figures divide by the device's sent_pkts (hw_counters; data
 # packets and ACKs alike, in loopback each is also received once) and by
 # the messages perftest reports.
