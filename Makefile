@@ -9,6 +9,7 @@
 #   make lint            checkpatch --strict on our sources
 #   make check           every test, in QEMU, on 6.12, 6.1 and the debug kernel
 #   make demo            two namespaces, a veth pair and a vroce device each
+#   make bench           perftest on vroce and rdma_rxe side by side, in QEMU
 #   make install         install the module for the running kernel (real host)
 
 SHELL := /bin/bash
@@ -53,6 +54,10 @@ check:
 
 demo:
 	@$(TOP)/tools/demo.sh
+
+.PHONY: bench
+bench:
+	@$(TOP)/tools/bench/bench.sh
 
 deps:
 	@$(TOP)/tools/deps.sh
