@@ -423,7 +423,7 @@ void vroce_comp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 	if (vroce_psn_cmp(qp->req.una, qp->req.psn) > 0)
 		vroce_req_rewind(qp);
 out:
-	kfree_skb(skb);
+	consume_skb(skb);	/* handled, even if stale: not a drop */
 }
 
 /**

@@ -683,7 +683,7 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 		    bth->opcode != VROCE_OPCODE_RC_ATOMIC_WRITE)
 			vroce_resp_ack_later(qp, psn);
 	}
-	kfree_skb(skb);
+	consume_skb(skb);	/* handled, even if ignored: not a drop */
 }
 
 static int vroce_resp_read_fill(void *arg, void *dst, u32 len)
