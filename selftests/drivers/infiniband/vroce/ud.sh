@@ -205,11 +205,10 @@ ucmatose_pair() {
 		ucmatose -s "$CM_IP" -p "$port" -C 4 -S 1000
 }
 
+# udaddy has no port option (its -p is the port space): 7174.
 udaddy_pair() {
-	local port=$((PORT++))
-
-	run_pair cm_listening "$port" udaddy -b "$CM_IP" -p "$port" -C 4 -S 500 -- \
-		udaddy -s "$CM_IP" -p "$port" -C 4 -S 500
+	run_pair cm_listening 7174 udaddy -b "$CM_IP" -C 4 -S 500 -- \
+		udaddy -s "$CM_IP" -C 4 -S 500
 }
 
 # roce_mode MODE: rdma_cm's default RoCE mode of both devices.
@@ -262,24 +261,25 @@ skip_ud_test() {
 	done
 }
 
-# The datagram and UC programs, as "DESC|COMMAND...".
+# The datagram and UC programs and rdma_cm's, as "WHERE|DESC|COMMAND...":
+# by default a case runs for the GID kinds in WHERE, and on a slow (debug)
+# kernel only if WHERE has "debug" (and only over RoCE v2 IPv4); UD_FULL=1
+# runs every case everywhere. make check has little time to spare.
 xport_cases() {
-	echo "ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
-	echo "ibv_uc_pingpong|pingpong ibv_uc_pingpong -n 5 -s 5000"
-	echo "ib_send_bw -c UD|perf 1024 ib_send_bw -c UD"
-	echo "ib_send_lat -c UD|perf 64 ib_send_lat -c UD"
-	echo "ib_write_bw -c UC|perf 65536 ib_write_bw -c UC"
+	echo "v2-4 v2-6 v1 debug|ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
+	echo "v2-4 v1 debug|ibv_uc_pingpong|pingpong ibv_uc_pingpong -n 5 -s 5000"
+	echo "v2-4 v2-6|ib_send_bw -c UD|perf 1024 ib_send_bw -c UD"
+	echo "v2-4|ib_send_lat -c UD|perf 64 ib_send_lat -c UD"
+	echo "v2-4|ib_write_bw -c UC|perf 65536 ib_write_bw -c UC"
 }
 
-# rdma_cm's cases, as "DESC|COMMAND...".
 cm_cases() {
-	echo "rping -V|rping_pair"
-	echo "ucmatose|ucmatose_pair"
-	[ -n "$SLOW" ] && return
-	echo "udaddy|udaddy_pair"
-	echo "ib_write_bw -R|perf 65536 ib_write_bw -R"
-	echo "ib_read_bw -R|perf 65536 ib_read_bw -R"
-	echo "ib_send_bw -R|perf 65536 ib_send_bw -R"
+	echo "v2-4 v2-6 v1 debug|rping -V|rping_pair"
+	echo "v2-4 v2-6 v1 debug|ucmatose|ucmatose_pair"
+	echo "v2-4 v2-6 v1|udaddy|udaddy_pair"
+	echo "v2-4|ib_write_bw -R|perf 65536 ib_write_bw -R"
+	echo "v2-4|ib_read_bw -R|perf 65536 ib_read_bw -R"
+	echo "v2-4 v1|ib_send_bw -R|perf 65536 ib_send_bw -R"
 }
 
 KINDS=(v2-4 v2-6 v1)
@@ -289,6 +289,28 @@ CM_KINDS=("v2-4|RoCE v2" "v2-6|RoCE v2" "v1|IB/RoCE v1")
 UD_KINDS=${UD_KINDS:-${KINDS[*]}}
 mapfile -t XCASES < <(xport_cases)
 mapfile -t CMCASES < <(cm_cases)
+SLOW_WHY="skipped on a slow (debug) kernel, UD_FULL=1 runs it"
+
+# run_case PREFIX KIND CASE: run CASE (WHERE|DESC|COMMAND) or skip it.
+run_case() {
+	local where=${3%%|*} rest=${3#*|} why=
+
+	case " $where " in
+	*" $2 "*) [ -z "$SLOW" ] || [[ " $where " = *" debug "* ]] ||
+		why=$SLOW_WHY ;;
+	*) why="not run for $2 by default, UD_FULL=1 runs it" ;;
+	esac
+	[ -z "${UD_FULL:-}" ] || why=
+	case "$2:$rest" in
+	v2-6:*" -R"*) why="perftest's rdma_cm server listens on IPv4 only" ;;
+	esac
+	if [ -n "$why" ]; then
+		ktap_test_skip "$1 ${rest%%|*}: $why"
+		return
+	fi
+	# shellcheck disable=SC2086 # the command is a word list
+	check "$1 ${rest%%|*}" ${rest#*|}
+}
 
 ktap_print_header
 [ -n "$UD_TEST_CASES" ] || ktap_exit_fail_msg "cannot list ud_test's cases"
@@ -301,18 +323,27 @@ if ! setup >"$VROCE_LOG" 2>&1; then
 	ok=0 why="cannot set up the veth topology"
 fi
 
+# kind_ok KIND: may KIND run at all? Sets k_why if not.
+kind_ok() {
+	k_why=$why
+	[ "$ok" = 1 ] || return 1
+	case " $UD_KINDS " in
+	*" $1 "*) ;;
+	*) k_why="not in UD_KINDS" && return 1 ;;
+	esac
+	if [ -n "$SLOW" ] && [ -z "${UD_FULL:-}" ] && [ "$1" != v2-4 ]; then
+		k_why=$SLOW_WHY
+		return 1
+	fi
+	use_gids "$1" || { k_why="no $1 GID" && return 1; }
+}
+
 for kind in "${KINDS[@]}"; do
-	k_ok=$ok k_why=$why
-	if [ "$k_ok" = 1 ] && ! use_gids "$kind"; then
-		k_ok=0 k_why="no $kind GID"
-	fi
-	if [ "$k_ok" = 1 ] && [ -n "$SLOW" ] && [ "$kind" != v2-4 ]; then
-		k_ok=0 k_why="skipped on a slow (debug) kernel, UD_FULL=1 runs it"
-	fi
-	case " $UD_KINDS " in *" $kind "*) ;; *) k_ok=0 k_why="not in UD_KINDS" ;; esac
-	if [ "$k_ok" = 0 ]; then
+	t0=$SECONDS
+	if ! kind_ok "$kind"; then
 		skip_ud_test "$kind" "$k_why"
 		for c in "${XCASES[@]}"; do
+			c=${c#*|}
 			ktap_test_skip "$kind ${c%%|*}: $k_why"
 		done
 		continue
@@ -320,34 +351,29 @@ for kind in "${KINDS[@]}"; do
 	ktap_print_msg "$kind: uda GID $GID_A <-> udb GID $GID_B"
 	ud_test_run "ud_test $kind"
 	for c in "${XCASES[@]}"; do
-		# shellcheck disable=SC2086 # the command is a word list
-		check "$kind ${c%%|*}" ${c#*|}
+		run_case "$kind" "$kind" "$c"
 	done
+	ktap_print_msg "$kind: $((SECONDS - t0)) s"
 done
 
 for ck in "${CM_KINDS[@]}"; do
-	kind=${ck%%|*} k_ok=$ok k_why=$why
-	if [ "$k_ok" = 1 ] && [ -n "$SLOW" ] && [ "$kind" != v2-4 ]; then
-		k_ok=0 k_why="skipped on a slow (debug) kernel, UD_FULL=1 runs it"
-	fi
-	case " $UD_KINDS " in *" $kind "*) ;; *) k_ok=0 k_why="not in UD_KINDS" ;; esac
-	if [ "$k_ok" = 1 ] && ! { use_gids "$kind" &&
-				   roce_mode "${ck#*|}"; } >"$VROCE_LOG" 2>&1; then
-		k_ok=0 k_why="cannot set rdma_cm's RoCE mode to ${ck#*|}"
+	kind=${ck%%|*} t0=$SECONDS
+	if kind_ok "$kind" && ! roce_mode "${ck#*|}" >"$VROCE_LOG" 2>&1; then
+		sed 's/^/# /' "$VROCE_LOG"
+		ok_cm=0 k_why="cannot set rdma_cm's RoCE mode to ${ck#*|}"
+	elif kind_ok "$kind"; then
+		ok_cm=1
+	else
+		ok_cm=0
 	fi
 	for c in "${CMCASES[@]}"; do
-		if [ "$k_ok" = 0 ]; then
+		if [ "$ok_cm" = 0 ]; then
+			c=${c#*|}
 			ktap_test_skip "rdma_cm $kind ${c%%|*}: $k_why"
 			continue
 		fi
-		case "$kind:$c" in
-		v2-6:*" -R"*)
-			ktap_test_skip "rdma_cm $kind ${c%%|*}: perftest's rdma_cm server listens on IPv4 only"
-			continue
-			;;
-		esac
-		# shellcheck disable=SC2086 # the command is a word list
-		check "rdma_cm $kind ${c%%|*}" ${c#*|}
+		run_case "rdma_cm $kind" "$kind" "$c"
 	done
+	ktap_print_msg "rdma_cm $kind: $((SECONDS - t0)) s"
 done
 ktap_finished
