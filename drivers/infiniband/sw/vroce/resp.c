@@ -619,19 +619,21 @@ static void vroce_resp_uc_rx(struct vroce_qp *qp, struct sk_buff *skb,
 {
 	struct vroce_resp *resp = &qp->resp;
 
-	if (psn != resp->epsn)
+	if (psn != resp->epsn) {
 		vroce_resp_count(qp, VROCE_CNT_OUT_OF_SEQUENCE);
-	if (psn != resp->epsn || resp->uc_drop) {
-		vroce_resp_uc_abort(qp);
-		resp->uc_drop = !vroce_resp_first(op);
-		if (resp->uc_drop)
-			return;
-		resp->epsn = psn;
+		if (!resp->uc_drop)
+			vroce_resp_uc_abort(qp);
+		resp->uc_drop = true;
 	}
-	/* Out of sequence opcodes too: dropped, not an error on UC. */
+	resp->epsn = vroce_psn_add(psn, 1);
+	if (resp->uc_drop) {
+		if (!vroce_resp_first(op))
+			return;
+		resp->uc_drop = false;
+	}
+	/* Bad opcode sequences too: dropped, not an error on UC. */
 	if (vroce_resp_execute(qp, skb, op, psn))
 		resp->uc_drop = true;
-	resp->epsn = vroce_psn_add(psn, 1);
 }
 
 /**

@@ -16,8 +16,8 @@
 # perftest results are checked for a zero exit status and a result row,
 # never for speed. Every program runs under timeout(1).
 #
-# A debug kernel runs ud_test and the programs over RoCE v2 IPv4 only, and
-# rdma_cm with rping and ucmatose only (UD_FULL=1 runs everything).
+# By default a lean matrix (see xport_cases); a debug kernel runs RoCE v2
+# IPv4 only (UD_FULL=1 runs everything).
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -37,10 +37,11 @@ CM_IP=
 PORT=19500
 SRV_PID=
 
-SLOW=
+SLOW='' LEAN=''
 if [ -e /sys/kernel/debug/kmemleak ] && [ -z "${UD_FULL:-}" ]; then
-	SLOW=1
+	SLOW=1 LEAN=1
 fi
+case "$(uname -r)" in 6.1.*) LEAN=1 ;; esac
 
 cleanup() {
 	server_stop
@@ -262,24 +263,25 @@ skip_ud_test() {
 }
 
 # The datagram and UC programs and rdma_cm's, as "WHERE|DESC|COMMAND...":
-# by default a case runs for the GID kinds in WHERE, and on a slow (debug)
-# kernel only if WHERE has "debug" (and only over RoCE v2 IPv4); UD_FULL=1
-# runs every case everywhere. make check has little time to spare.
+# by default a case runs for the GID kinds in WHERE; a lean run (the debug
+# kernel, RoCE v2 IPv4 only, and 6.1, where only ib_core differs) runs only
+# the cases whose WHERE has "lean". UD_FULL=1 runs every case everywhere.
+# make check has little time to spare.
 xport_cases() {
-	echo "v2-4 v2-6 v1 debug|ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
-	echo "v2-4 v1 debug|ibv_uc_pingpong|pingpong ibv_uc_pingpong -n 5 -s 5000"
-	echo "v2-4 v2-6|ib_send_bw -c UD|perf 1024 ib_send_bw -c UD"
+	echo "v2-4 v2-6 v1 lean|ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
+	echo "v2-4 lean|ibv_uc_pingpong|pingpong ibv_uc_pingpong -n 5 -s 5000"
+	echo "v2-4|ib_send_bw -c UD|perf 1024 ib_send_bw -c UD"
 	echo "v2-4|ib_send_lat -c UD|perf 64 ib_send_lat -c UD"
 	echo "v2-4|ib_write_bw -c UC|perf 65536 ib_write_bw -c UC"
 }
 
 cm_cases() {
-	echo "v2-4 v2-6 v1 debug|rping -V|rping_pair"
-	echo "v2-4 v2-6 v1 debug|ucmatose|ucmatose_pair"
-	echo "v2-4 v2-6 v1|udaddy|udaddy_pair"
+	echo "v2-4 v2-6 v1 lean|rping -V|rping_pair"
+	echo "v2-4|ucmatose|ucmatose_pair"
+	echo "v2-4 v1 lean|udaddy|udaddy_pair"
 	echo "v2-4|ib_write_bw -R|perf 65536 ib_write_bw -R"
 	echo "v2-4|ib_read_bw -R|perf 65536 ib_read_bw -R"
-	echo "v2-4 v1|ib_send_bw -R|perf 65536 ib_send_bw -R"
+	echo "v2-4|ib_send_bw -R|perf 65536 ib_send_bw -R"
 }
 
 KINDS=(v2-4 v2-6 v1)
@@ -296,8 +298,8 @@ run_case() {
 	local where=${3%%|*} rest=${3#*|} why=
 
 	case " $where " in
-	*" $2 "*) [ -z "$SLOW" ] || [[ " $where " = *" debug "* ]] ||
-		why=$SLOW_WHY ;;
+	*" $2 "*) [ -z "$LEAN" ] || [[ " $where " = *" lean "* ]] ||
+		why="lean run on this kernel, UD_FULL=1 runs it" ;;
 	*) why="not run for $2 by default, UD_FULL=1 runs it" ;;
 	esac
 	[ -z "${UD_FULL:-}" ] || why=
