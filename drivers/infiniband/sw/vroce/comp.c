@@ -78,11 +78,15 @@ void vroce_comp_retire(struct vroce_qp *qp)
 
 		if (!sw->done)
 			break;
-		/* Posted before the slot is released to the producer. */
-		if (vroce_comp_signaled(qp, sw))
-			vroce_comp_post(qp, sw);
+		/*
+		 * The slot is released before its completion is posted (sw is
+		 * the task's copy): a consumer that posts as soon as it polls
+		 * the completion must find room in a full ring.
+		 */
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		vroce_queue_advance_consumer(q);
+		if (vroce_comp_signaled(qp, sw))
+			vroce_comp_post(qp, sw);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 	}
 }

@@ -52,6 +52,7 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_RX_WRITE_REQUESTS].name = "rx_write_requests",
 	[VROCE_CNT_RX_READ_REQUESTS].name = "rx_read_requests",
 	[VROCE_CNT_RX_ATOMIC_REQUESTS].name = "rx_atomic_requests",
+	[VROCE_CNT_RCVD_QKEY_ERR].name = "rcvd_qkey_err",
 };
 
 void vroce_counters_init(struct vroce_counters *c)

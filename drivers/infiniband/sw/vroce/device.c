@@ -27,6 +27,7 @@
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 
+#include "ah.h"
 #include "cc.h"
 #include "compat.h"
 #include "counters.h"
@@ -62,6 +63,7 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 	atomic_set(&vdev->num_pds, 0);
 	vroce_mr_dev_init(vdev);
 	vroce_mw_dev_init(vdev);
+	vroce_ah_dev_init(vdev);
 	atomic_set(&vdev->num_cqs, 0);
 	atomic_set(&vdev->num_qps, 0);
 	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
@@ -209,6 +211,7 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 	list_del_init(&vdev->list);
 	mutex_unlock(&vroce_devs_lock);
 
+	vroce_ah_dev_uninit(vdev);
 	vroce_mw_dev_uninit(vdev);
 	vroce_mr_dev_uninit(vdev);
 	/* Off the list: vroce_dev_mark_registered() won't create it any more. */

@@ -28,6 +28,9 @@
  * @mws: memory windows by key index (mw.c: key layout, locking)
  * @mw_next: next index to try, for cyclic allocation (@mws' lock)
  * @num_mws: MWs allocated, bounded by VROCE_MAX_MW
+ * @ahs: address handles by number (ah.c: lookup and lifetime rules)
+ * @ah_next: next number to try, for cyclic allocation (@ahs' lock)
+ * @num_ahs: AHs allocated, bounded by attr.max_ah
  * @num_cqs: CQs allocated, bounded by attr.max_cq
  * @num_qps: QPs allocated, bounded by attr.max_qp
  * @qps: QPs by QPN (allocating xarray; see qp.c for the lookup rules)
@@ -55,6 +58,9 @@ struct vroce_dev {
 	struct xarray mws;
 	u32 mw_next;
 	atomic_t num_mws;
+	struct xarray ahs;
+	u32 ah_next;
+	atomic_t num_ahs;
 	atomic_t num_cqs;
 	atomic_t num_qps;
 	struct xarray qps;

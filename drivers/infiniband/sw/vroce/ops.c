@@ -9,6 +9,7 @@
 #include <rdma/ib_verbs.h>
 #include <uapi/rdma/ib_user_ioctl_verbs.h>
 
+#include "ah.h"
 #include "cc.h"
 #include "cq.h"
 #include "counters.h"
@@ -36,14 +37,17 @@ const struct ib_device_ops vroce_dev_ops = {
 	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,
 	.alloc_ucontext = vroce_alloc_ucontext,
+	.create_ah = vroce_create_ah,
 	.create_cq = vroce_create_cq,
 	.create_qp = vroce_create_qp,
 	.create_srq = vroce_create_srq,
+	.create_user_ah = vroce_create_ah,
 	.dealloc_driver = vroce_dev_dealloc,
 	.dealloc_mw = vroce_dealloc_mw,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
 	.dereg_mr = vroce_dereg_mr,
+	.destroy_ah = vroce_destroy_ah,
 	.destroy_cq = vroce_destroy_cq,
 	.destroy_qp = vroce_destroy_qp,
 	.destroy_srq = vroce_destroy_srq,
@@ -61,6 +65,7 @@ const struct ib_device_ops vroce_dev_ops = {
 	.post_recv = vroce_post_recv,
 	.post_send = vroce_post_send,
 	.post_srq_recv = vroce_post_srq_recv,
+	.query_ah = vroce_query_ah,
 	.query_device = vroce_query_device,
 	.query_pkey = vroce_query_pkey,
 	.query_port = vroce_query_port,
@@ -71,6 +76,7 @@ const struct ib_device_ops vroce_dev_ops = {
 	.rereg_user_mr = vroce_rereg_user_mr,
 	.resize_cq = vroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, vroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_mw, vroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vroce_pd, ibpd),

@@ -57,6 +57,7 @@ int vroce_query_port(struct ib_device *ibdev, u32 port_num,
 {
 	struct vroce_dev *vdev = to_vdev(ibdev);
 	struct net_device *ndev = vdev->ndev;
+	u64 qkey_err;
 	int err;
 
 	/* ib_core cleared *attr and checked @port_num. */
@@ -68,6 +69,9 @@ int vroce_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->port_cap_flags = IB_UVERBS_PCF_IP_BASED_GIDS;
 	attr->max_vl_num = 1;
 	attr->max_msg_sz = VROCE_MAX_MSG_SIZE;
+	/* A 16-bit counter in IBTA; saturates. */
+	qkey_err = atomic64_read(&vdev->counters.val[VROCE_CNT_RCVD_QKEY_ERR]);
+	attr->qkey_viol_cntr = min_t(u64, qkey_err, 0xffff);
 	attr->ip_gids = true;
 	attr->phys_state = vroce_port_phys_state(ndev);
 	attr->state = attr->phys_state == IB_PORT_PHYS_STATE_LINK_UP ?

@@ -21,16 +21,19 @@
  * Locking: see qp.c.
  */
 
+#include "ah.h"
 #include "compat.h"
 #include "cq.h"
 #include "qp.h"
 #include "query.h"
 
 #define VROCE_WR_BASIC (BIT_ULL(IB_WR_SEND) | BIT_ULL(IB_WR_SEND_WITH_IMM))
+/* UC has no SEND with invalidate opcode (IBTA). */
 #define VROCE_WR_UC (VROCE_WR_BASIC | BIT_ULL(IB_WR_RDMA_WRITE) | \
 		     BIT_ULL(IB_WR_RDMA_WRITE_WITH_IMM) | \
-		     BIT_ULL(IB_WR_SEND_WITH_INV) | BIT_ULL(IB_WR_LOCAL_INV))
-#define VROCE_WR_RC (VROCE_WR_UC | BIT_ULL(IB_WR_RDMA_READ) | \
+		     BIT_ULL(IB_WR_LOCAL_INV))
+#define VROCE_WR_RC (VROCE_WR_UC | BIT_ULL(IB_WR_SEND_WITH_INV) | \
+		     BIT_ULL(IB_WR_RDMA_READ) | \
 		     BIT_ULL(IB_WR_ATOMIC_CMP_AND_SWP) | \
 		     BIT_ULL(IB_WR_ATOMIC_FETCH_AND_ADD))
 
@@ -175,6 +178,7 @@ static void vroce_send_wqe_fill(struct vroce_qp *qp, struct rxe_send_wqe *wqe,
 		wqe->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
 		wqe->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
 		wqe->wr.wr.ud.pkey_index = ud_wr(wr)->pkey_index;
+		wqe->wr.wr.ud.ah_num = to_vah(ud_wr(wr)->ah)->ah_num;
 	}
 	for (i = 0; i < wr->num_sge; i++) {
 		const struct ib_sge *sge = &wr->sg_list[i];

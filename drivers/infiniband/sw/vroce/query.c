@@ -27,6 +27,7 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 	attr->max_mr_size = U64_MAX;
 	attr->max_fast_reg_page_list_len = VROCE_MAX_FAST_REG_PAGES;
 	attr->max_mw = VROCE_MAX_MW;
+	attr->max_ah = VROCE_MAX_AH;
 	attr->max_qp = VROCE_MAX_QP;
 	attr->max_qp_wr = VROCE_MAX_QP_WR;
 	attr->max_send_sge = VROCE_MAX_SGE;

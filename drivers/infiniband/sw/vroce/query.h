@@ -16,6 +16,7 @@ struct vroce_dev;
 #define VROCE_MAX_QP_WR 0x4000
 #define VROCE_MAX_SGE 32
 #define VROCE_MAX_INLINE 256
+#define VROCE_MAX_AH 0x4000
 #define VROCE_MAX_CQ 0x4000
 #define VROCE_MAX_CQE 0x7fff
 #define VROCE_MAX_SRQ 0x4000

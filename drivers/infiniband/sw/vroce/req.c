@@ -388,6 +388,15 @@ static void vroce_req_wqe_sent(struct vroce_qp *qp)
 		vroce_req_cursor_init(qp, slot);
 }
 
+/* UC: nothing is acknowledged, a WQE is done once its last packet is out. */
+static void vroce_req_uc_done(struct vroce_qp *qp, struct vroce_swqe *sw)
+{
+	sw->done = true;
+	sw->status = IB_WC_SUCCESS;
+	qp->req.una = qp->req.psn;
+	vroce_comp_retire(qp);
+}
+
 /* Send the next packet of the WQE at req.idx. */
 static void vroce_req_send(struct vroce_qp *qp)
 {
@@ -401,18 +410,20 @@ static void vroce_req_send(struct vroce_qp *qp)
 	u32 len = rd_atomic ? 0 : min(left, vroce_qp_mtu(qp));
 	bool first = req->offset == 0, last = rd_atomic || len == left;
 	u32 npsn = rd_atomic ? vroce_msg_pkts(qp, left) : 1;
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 	struct vroce_pkt_info pi;
 	int err;
 
 	vroce_xport_pkt_init(qp, &pi, vroce_req_send_opcode(sw->wr.opcode,
-							    first, last),
-			     req->psn);
+							    first, last) |
+			     (uc ? IB_OPCODE_UC : IB_OPCODE_RC), req->psn);
 	vroce_req_ext(qp, sw, &pi);
 	pi.se = last && (sw->wr.send_flags & IB_SEND_SOLICITED);
 	/* Ask for an ACK often enough that the window keeps moving. */
-	pi.ackreq = (vroce_opcode(pi.opcode)->flags & VROCE_OP_ACKREQ) ||
-		    ++req->since_ackreq >= min_t(u32, VROCE_REQ_ACKREQ_EVERY,
-						 req->window / 2);
+	pi.ackreq = !uc &&
+		    ((vroce_opcode(pi.opcode)->flags & VROCE_OP_ACKREQ) ||
+		     ++req->since_ackreq >= min_t(u32, VROCE_REQ_ACKREQ_EVERY,
+						  req->window / 2));
 	if (pi.ackreq)
 		req->since_ackreq = 0;
 	pi.paylen = len;
@@ -438,8 +449,11 @@ static void vroce_req_send(struct vroce_qp *qp)
 	req->offset += len;
 	if (!hrtimer_active(&req->timer))
 		vroce_req_timer_arm(qp);
-	if (last)
+	if (last) {
 		vroce_req_wqe_sent(qp);
+		if (uc)
+			vroce_req_uc_done(qp, sw);
+	}
 }
 
 /**
@@ -467,29 +481,6 @@ static bool vroce_req_window_open(struct vroce_qp *qp)
 			     vroce_psn_add(req->una, req->window)) <= 0;
 }
 
-/*
- * QP types without a transport yet: a malformed WQE at the head still
- * fails the QP; valid ones stay queued.
- */
-static bool vroce_req_check_only(struct vroce_qp *qp)
-{
-	struct rxe_send_wqe wqe;
-	unsigned long flags;
-	u32 slot = qp->req.next_new;
-	int err;
-
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	err = vroce_sq_peek(qp, slot, &wqe);
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-	if (err != -EINVAL)
-		return false;
-	qp->req.wqes[slot].wr = wqe.wr;
-	qp->req.next_new = vroce_slot_next(qp, slot);
-	qp->req.idx = qp->req.next_new;
-	vroce_comp_fail_at(qp, slot, IB_WC_LOC_QP_OP_ERR);
-	return true;
-}
-
 /**
  * vroce_req_step - send one packet or start one WQE if possible
  * @qp: the QP
@@ -505,8 +496,8 @@ bool vroce_req_step(struct vroce_qp *qp)
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return false;
-	if (qp->ibqp.qp_type != IB_QPT_RC)
-		return vroce_req_check_only(qp);
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
+		return vroce_ud_req_step(qp);
 	if (req->rnr_wait)
 		return false;
 	if (!req->started) {

@@ -90,6 +90,8 @@ static void vroce_resp_ack_later(struct vroce_qp *qp, u32 psn)
 
 static void vroce_resp_nak(struct vroce_qp *qp, u32 psn, u8 syndrome)
 {
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		return;		/* UC answers nothing */
 	vroce_resp_flush_ack(qp);
 	vroce_resp_count(qp, VROCE_CNT_NAK_SENT);
 	vroce_resp_send_ack(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, syndrome, NULL);
@@ -118,10 +120,46 @@ static void vroce_resp_complete(struct vroce_qp *qp, enum ib_wc_status status,
 	vroce_cq_post(qp->rcq, &wc, solicited);
 }
 
+static void vroce_resp_put_wmr(struct vroce_qp *qp)
+{
+	if (qp->resp.wmr)
+		vroce_mr_put(qp->resp.wmr);
+	qp->resp.wmr = NULL;
+}
+
+/*
+ * UC: forget the message in progress; a receive WQE it took is kept, from
+ * its start, for the next message.
+ */
+static void vroce_resp_uc_abort(struct vroce_qp *qp)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	if (resp->have_rwqe) {
+		vroce_sge_cursor_done(&resp->cur);
+		vroce_sge_cursor_init(&resp->cur, to_vdev(qp->ibqp.device),
+				      qp->ibqp.pd, resp->rwqe->dma.sge,
+				      resp->rwqe->dma.num_sge,
+				      IB_ACCESS_LOCAL_WRITE);
+		resp->rlen = 0;
+	}
+	vroce_resp_put_wmr(qp);
+	resp->msg = VROCE_MSG_NONE;
+}
+
 /* A class B/C error: NAK it, complete the receive WQE held, fail the QP. */
 static void vroce_resp_error(struct vroce_qp *qp, u32 psn, u8 syndrome,
 			     enum ib_wc_status status)
 {
+	/* UC (IBTA class D): the message is dropped, the QP goes on. */
+	if (qp->ibqp.qp_type == IB_QPT_UC && status != IB_WC_LOC_PROT_ERR) {
+		if (status == IB_WC_LOC_LEN_ERR)
+			vroce_resp_count(qp, VROCE_CNT_RESP_LOCAL_LENGTH_ERR);
+		else if (status == IB_WC_REM_ACCESS_ERR)
+			vroce_resp_count(qp, VROCE_CNT_RESP_REM_ACCESS_ERR);
+		vroce_resp_uc_abort(qp);
+		return;
+	}
 	vroce_resp_nak(qp, psn, syndrome);
 	if (syndrome == VROCE_AETH_NAK_REM_ACC_ERR)
 		vroce_resp_count(qp, VROCE_CNT_RESP_REM_ACCESS_ERR);
@@ -146,7 +184,7 @@ static void vroce_resp_srq_event(struct vroce_srq *srq)
 }
 
 /* Take a receive WQE. Return: 0, or -ENOENT if there is none. */
-static int vroce_resp_get_rwqe(struct vroce_qp *qp)
+int vroce_resp_get_rwqe(struct vroce_qp *qp)
 {
 	struct vroce_wq *wq = qp->srq ? &qp->srq->rq : &qp->rq;
 	struct rxe_recv_wqe *rwqe = qp->resp.rwqe, *src;
@@ -275,13 +313,6 @@ static int vroce_resp_send(struct vroce_qp *qp, struct sk_buff *skb,
 static bool vroce_resp_qp_allows(struct vroce_qp *qp, int access)
 {
 	return (qp->attr.qp_access_flags & access) == access;
-}
-
-static void vroce_resp_put_wmr(struct vroce_qp *qp)
-{
-	if (qp->resp.wmr)
-		vroce_mr_put(qp->resp.wmr);
-	qp->resp.wmr = NULL;
 }
 
 /* The RETH of a WRITE's first packet. Return: 0 or -EAGAIN (failed). */
@@ -645,6 +676,34 @@ bool vroce_resp_may_overtake(struct vroce_qp *qp, struct sk_buff *skb)
 	       vroce_psn_cmp(vroce_bth_psn(bth), qp->resp.epsn) < 0;
 }
 
+/*
+ * UC: no ACKs, no NAKs, no duplicates. A packet with the expected PSN is
+ * executed; a gap (or an error, class D) drops the rest of the current
+ * message, and the next first or only packet starts afresh at its PSN
+ * (SPEC §3.5).
+ */
+static void vroce_resp_uc_rx(struct vroce_qp *qp, struct sk_buff *skb,
+			     const struct vroce_opcode_info *op, u32 psn)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	if (psn != resp->epsn) {
+		vroce_resp_count(qp, VROCE_CNT_OUT_OF_SEQUENCE);
+		if (!resp->uc_drop)
+			vroce_resp_uc_abort(qp);
+		resp->uc_drop = true;
+	}
+	resp->epsn = vroce_psn_add(psn, 1);
+	if (resp->uc_drop) {
+		if (!vroce_resp_first(op))
+			return;
+		resp->uc_drop = false;
+	}
+	/* Bad opcode sequences too: dropped, not an error on UC. */
+	if (vroce_resp_execute(qp, skb, op, psn))
+		resp->uc_drop = true;
+}
+
 /**
  * vroce_resp_rx - handle a request packet
  * @qp: the QP
@@ -663,7 +722,9 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 		qp->resp.comm_est = true;
 		vroce_qp_event(qp, IB_EVENT_COMM_EST);
 	}
-	if (diff > 0) {
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		vroce_resp_uc_rx(qp, skb, op, psn);
+	} else if (diff > 0) {
 		vroce_resp_count(qp, VROCE_CNT_OUT_OF_SEQUENCE);
 		if (!qp->resp.nak_sent) {
 			qp->resp.nak_sent = true;
@@ -779,5 +840,6 @@ void vroce_resp_reset(struct vroce_qp *qp)
 	qp->resp.epsn = 0;
 	qp->resp.msn = 0;
 	qp->resp.nak_sent = false;
+	qp->resp.uc_drop = false;
 	qp->resp.comm_est = false;
 }

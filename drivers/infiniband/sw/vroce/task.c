@@ -104,8 +104,22 @@ static void vroce_task_rx(struct vroce_qp *qp, struct sk_buff *skb)
 {
 	const struct vroce_opcode_info *op = vroce_opcode(vroce_rx_bth(skb)->opcode);
 
-	/* Only RC has a transport yet; other QP types drop what they get. */
-	if (qp->ibqp.qp_type != IB_QPT_RC || !(op->qp_types & VROCE_QPT_RC)) {
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		vroce_ud_rx(qp, skb);
+		return;
+	case IB_QPT_UC:
+		/* UC has requests only, and nothing to answer. */
+		if (op->qp_types & VROCE_QPT_UC)
+			vroce_resp_rx(qp, skb);
+		else
+			kfree_skb(skb);
+		return;
+	default:
+		break;
+	}
+	if (!(op->qp_types & VROCE_QPT_RC)) {
 		kfree_skb(skb);
 		return;
 	}

@@ -157,6 +157,7 @@ enum vroce_resp_msg {
  * @epsn: the expected PSN
  * @msn: message sequence number (AETH)
  * @nak_sent: a PSN sequence NAK was sent for the current gap
+ * @uc_drop: UC: the rest of the current message is dropped
  * @comm_est: IB_EVENT_COMM_EST was raised
  * @msg: the multi-packet message in progress
  * @rwqe: copy of the receive WQE being filled (@have_rwqe)
@@ -178,6 +179,7 @@ struct vroce_resp {
 	u32 epsn;
 	u32 msn;
 	bool nak_sent;
+	bool uc_drop;
 	bool comm_est;
 	enum vroce_resp_msg msg;
 	struct rxe_recv_wqe *rwqe;
@@ -253,7 +255,12 @@ void vroce_comp_retire(struct vroce_qp *qp);
 void vroce_comp_fail_at(struct vroce_qp *qp, u32 slot,
 			enum ib_wc_status status);
 
+/* ud.c APIs: */
+bool vroce_ud_req_step(struct vroce_qp *qp);
+void vroce_ud_rx(struct vroce_qp *qp, struct sk_buff *skb);
+
 /* resp.c APIs: */
+int vroce_resp_get_rwqe(struct vroce_qp *qp);
 void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb);
 bool vroce_resp_step(struct vroce_qp *qp);
 bool vroce_resp_may_overtake(struct vroce_qp *qp, struct sk_buff *skb);

@@ -1,0 +1,381 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Address handles, UD, UC and the GSI QP (rdma_cm) end to end, between two
+# namespaces joined by a veth pair, with a vroce device in each:
+#
+#   [ns uda-*: uda over va] ==veth== [ns udb-*: udb over vb]
+#
+# For RoCE v2 IPv4, RoCE v2 IPv6 and RoCE v1 GIDs: ud_test (AHs, UD and UC
+# byte for byte, Q_Key rules, drops; its results are re-emitted here, one
+# line per case), ibv_ud_pingpong, ibv_uc_pingpong, ib_send_bw/ib_send_lat
+# -c UD and ib_write_bw -c UC. Then rdma_cm, which runs over the GSI QP
+# (ib_cm's MADs): rping with data verification, ucmatose, udaddy, and
+# perftest's write, read and send with -R, over IPv4 and IPv6 with RoCE v2,
+# and over IPv4 with RoCE v1 (rdma_cm's default_roce_mode in configfs).
+# perftest results are checked for a zero exit status and a result row,
+# never for speed. Every program runs under timeout(1).
+#
+# By default a lean matrix (see xport_cases); a debug kernel runs RoCE v2
+# IPv4 only (UD_FULL=1 runs everything).
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+TMO=${UD_TIMEOUT:-180}
+ITERS=5
+TOOLS=(ip rdma ss timeout ibv_ud_pingpong ibv_uc_pingpong ib_send_bw
+       ib_send_lat ib_write_bw ib_read_bw rping ucmatose udaddy)
+vroce_require "${TOOLS[@]}"
+
+NS_A=
+NS_B=
+EXEC_A=() EXEC_B=()
+GID_A=
+GID_B=
+SERVER_IP=192.0.2.2
+CM_IP=
+PORT=19500
+SRV_PID=
+
+SLOW='' LEAN=''
+if [ -e /sys/kernel/debug/kmemleak ] && [ -z "${UD_FULL:-}" ]; then
+	SLOW=1 LEAN=1
+fi
+case "$(uname -r)" in 6.1.*) LEAN=1 ;; esac
+
+cleanup() {
+	server_stop
+	rmdir /sys/kernel/config/rdma_cm/uda /sys/kernel/config/rdma_cm/udb \
+		2>/dev/null
+	vroce_unload
+	rm -f "$VROCE_LOG".*
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+# gid_index DEV v2-4|v2-6|v1: the first GID of that kind (IPv6: not
+# link-local; v1: the IPv4-mapped one).
+gid_index() {
+	local dir="/sys/class/infiniband/$1/ports/1" i gid type want=RoCE\ v2
+
+	[ "$2" = v1 ] && want="IB/RoCE v1"
+	for i in $(cd "$dir/gid_attrs/types" && printf '%s\n' * | sort -n); do
+		type=$(cat "$dir/gid_attrs/types/$i" 2>/dev/null)
+		[ "$type" = "$want" ] || continue
+		gid=$(cat "$dir/gids/$i")
+		case "$gid" in
+		0000:0000:0000:0000:0000:0000:0000:0000 | fe80:*) continue ;;
+		0000:0000:0000:0000:0000:ffff:*) [ "$2" != v2-6 ] || continue ;;
+		*) [ "$2" = v2-6 ] || continue ;;
+		esac
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+gids_ready() {
+	gid_index "$1" v2-4 && gid_index "$1" v2-6 && gid_index "$1" v1
+}
+
+setup() {
+	NS_A=$(ns_add uda) && NS_B=$(ns_add udb) || return 1
+	vroce_load &&
+		ip -n "$NS_A" link add va type veth peer name vb netns "$NS_B" &&
+		ip -n "$NS_A" addr add 192.0.2.1/24 dev va &&
+		ip -n "$NS_A" addr add 2001:db8::1/64 dev va nodad &&
+		ip -n "$NS_B" addr add 192.0.2.2/24 dev vb &&
+		ip -n "$NS_B" addr add 2001:db8::2/64 dev vb nodad &&
+		ip -n "$NS_A" link set va up && ip -n "$NS_B" link set vb up &&
+		ip netns exec "$NS_A" rdma link add uda type vroce netdev va &&
+		ip netns exec "$NS_B" rdma link add udb type vroce netdev vb &&
+		wait_for 10 gids_ready uda && wait_for 10 gids_ready udb ||
+		return 1
+	EXEC_A=(ip netns exec "$NS_A") EXEC_B=(ip netns exec "$NS_B")
+}
+
+# use_gids KIND: both ends' GIDs, and the server's address for rdma_cm
+# (the programs' own TCP connection always uses IPv4: their servers listen
+# on the first address getaddrinfo() gives).
+use_gids() {
+	GID_A=$(gid_index uda "$1") && GID_B=$(gid_index udb "$1") || return 1
+	CM_IP=192.0.2.2
+	[ "$1" != v2-6 ] || CM_IP=2001:db8::2
+}
+
+server_stop() {
+	[ -n "$SRV_PID" ] || return 0
+	kill "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+	SRV_PID=
+}
+
+tcp_listening() {
+	"${EXEC_B[@]}" ss -Hltn "sport = :$1" | grep -q .
+}
+
+cm_listening() {
+	"${EXEC_B[@]}" rdma res show cm_id | grep -q "LISTEN.*:$1 "
+}
+
+# run_pair LISTENING SRV_CMD -- CLI_CMD: the server in udb's namespace,
+# once LISTENING PORT says it listens the client in uda's; both exit 0.
+run_pair() {
+	local ready=$1 port=$2 srv=() crc src
+
+	shift 2
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	"${EXEC_B[@]}" timeout "$TMO" "${srv[@]}" >"$VROCE_LOG.srv" 2>&1 &
+	SRV_PID=$!
+	if ! wait_for 20 "$ready" "$port"; then
+		server_stop
+		echo "server did not listen on port $port:"
+		cat "$VROCE_LOG.srv"
+		return 1
+	fi
+	"${EXEC_A[@]}" timeout "$TMO" "$@" >"$VROCE_LOG.cli" 2>&1
+	crc=$?
+	wait "$SRV_PID"
+	src=$?
+	SRV_PID=
+	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
+		echo "client exit $crc, server exit $src"
+		echo "--- client: $*"
+		cat "$VROCE_LOG.cli"
+		echo "--- server: ${srv[*]}"
+		cat "$VROCE_LOG.srv"
+		return 1
+	fi
+}
+
+# pingpong TOOL ARGS...: an ibv_*_pingpong pair over the current GIDs.
+pingpong() {
+	local tool=$1 port=$((PORT++))
+
+	shift
+	run_pair tcp_listening "$port" "$tool" -d udb -g "$GID_B" -p "$port" \
+		"$@" -- "$tool" -d uda -g "$GID_A" -p "$port" "$@" \
+		"$SERVER_IP" || return 1
+	grep -q "bytes in .* seconds" "$VROCE_LOG.cli" || {
+		cat "$VROCE_LOG.cli"
+		return 1
+	}
+}
+
+# perf SIZE TOOL ARGS...: a perftest pair (-R: connected by rdma_cm); its
+# result row for SIZE bytes has at least the iterations asked for.
+perf() {
+	local size=$1 tool=$2 port=$((PORT++)) iters=$ITERS ready=tcp_listening
+	local gid_a=(-x "$GID_A") gid_b=(-x "$GID_B") lat=() row ip=$SERVER_IP
+
+	shift 2
+	case $tool in *_lat) iters=20 lat=(-C) ;; esac
+	# With -R, rdma_cm picks the GIDs from the addresses.
+	case " $* " in
+	*" -R "*) gid_a=() gid_b=() ready=cm_listening ip=$CM_IP ;;
+	esac
+	run_pair "$ready" "$port" "$tool" -d udb "${gid_b[@]}" \
+		-p "$port" -s "$size" -u 18 "$@" "${lat[@]}" -F -n "$iters" -- \
+		"$tool" -d uda "${gid_a[@]}" -p "$port" -s "$size" -u 18 \
+		"$@" "${lat[@]}" -F -n "$iters" "$ip" || return 1
+	row=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' \
+		"$VROCE_LOG.cli")
+	if ! awk -v n="$iters" '{ exit !($2 >= n) }' <<<"$row"; then
+		echo "no result row for $size bytes, $iters iterations:"
+		cat "$VROCE_LOG.cli"
+		return 1
+	fi
+}
+
+rping_pair() {
+	local port=$((PORT++))
+
+	run_pair cm_listening "$port" rping -s -a "$CM_IP" -p "$port" \
+		-V -C 5 -S 1000 -- \
+		rping -c -a "$CM_IP" -p "$port" -V -C 5 -S 1000
+}
+
+ucmatose_pair() {
+	local port=$((PORT++))
+
+	run_pair cm_listening "$port" ucmatose -b "$CM_IP" -p "$port" -C 4 -S 1000 -- \
+		ucmatose -s "$CM_IP" -p "$port" -C 4 -S 1000
+}
+
+# udaddy has no port option (its -p is the port space): 7174.
+udaddy_pair() {
+	run_pair cm_listening 7174 udaddy -b "$CM_IP" -C 4 -S 500 -- \
+		udaddy -s "$CM_IP" -C 4 -S 500
+}
+
+# roce_mode MODE: rdma_cm's default RoCE mode of both devices.
+roce_mode() {
+	local d dir
+
+	modprobe -a configfs rdma_cm 2>/dev/null
+	[ -d /sys/kernel/config/rdma_cm ] ||
+		mount -t configfs none /sys/kernel/config 2>/dev/null
+	for d in uda udb; do
+		dir=/sys/kernel/config/rdma_cm/$d
+		[ -d "$dir" ] || mkdir "$dir" || return 1
+		echo "$1" >"$dir/ports/1/default_roce_mode" || return 1
+	done
+}
+
+# The ud_test cases, re-emitted as ours with a prefix.
+UD_TEST_CASES=$(env -u VROCE_DEV "$VROCE_BIN/ud_test" 2>/dev/null |
+		sed -n 's/^1\.\.//p')
+
+ud_test_run() {
+	local prefix=$1 line name
+
+	while IFS= read -r line; do
+		case $line in
+		"ok "*"# SKIP"*)
+			name=${line#ok * }
+			ktap_test_skip "$prefix ${name%% # SKIP*}"
+			;;
+		"ok "*) ktap_test_pass "$prefix ${line#ok * }" ;;
+		"not ok "*) ktap_test_fail "$prefix ${line#not ok * }" ;;
+		"TAP version"* | "1.."*) ;;
+		*) echo "# $line" ;;
+		esac
+	# In the receiver's namespace, where its hw counters are visible.
+	done < <(VROCE_DEV=uda VROCE_PEER_DEV=udb VROCE_GID=$GID_A \
+		 VROCE_PEER_GID=$GID_B "${EXEC_B[@]}" timeout 900 \
+		 "$VROCE_BIN/ud_test" 2>&1 | tee "$VROCE_LOG.udt")
+	if grep -q "^not ok" "$VROCE_LOG.udt"; then
+		"${EXEC_A[@]}" rdma statistic show link uda/1 | sed 's/^/# /'
+		"${EXEC_B[@]}" rdma statistic show link udb/1 | sed 's/^/# /'
+	fi
+}
+
+skip_ud_test() {
+	local i
+
+	for ((i = 0; i < UD_TEST_CASES; i++)); do
+		ktap_test_skip "$1 ud_test case $i: $2"
+	done
+}
+
+# The datagram and UC programs and rdma_cm's, as "WHERE|DESC|COMMAND...":
+# by default a case runs for the GID kinds in WHERE; a lean run (the debug
+# kernel, RoCE v2 IPv4 only, and 6.1, where only ib_core differs) runs only
+# the cases whose WHERE has "lean". UD_FULL=1 runs every case everywhere.
+# make check has little time to spare.
+xport_cases() {
+	echo "v2-4 v2-6 v1 lean|ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
+	echo "v2-4 lean|ibv_uc_pingpong|pingpong ibv_uc_pingpong -n 5 -s 5000"
+	echo "v2-4|ib_send_bw -c UD|perf 1024 ib_send_bw -c UD"
+	echo "v2-4|ib_send_lat -c UD|perf 64 ib_send_lat -c UD"
+	echo "v2-4|ib_write_bw -c UC|perf 65536 ib_write_bw -c UC"
+}
+
+cm_cases() {
+	echo "v2-4 v2-6 v1 lean|rping -V|rping_pair"
+	echo "v2-4|ucmatose|ucmatose_pair"
+	echo "v2-4 v1 lean|udaddy|udaddy_pair"
+	echo "v2-4|ib_write_bw -R|perf 65536 ib_write_bw -R"
+	echo "v2-4|ib_read_bw -R|perf 65536 ib_read_bw -R"
+	echo "v2-4|ib_send_bw -R|perf 65536 ib_send_bw -R"
+}
+
+KINDS=(v2-4 v2-6 v1)
+# rdma_cm: "KIND|default_roce_mode"
+CM_KINDS=("v2-4|RoCE v2" "v2-6|RoCE v2" "v1|IB/RoCE v1")
+# UD_KINDS="v2-4 ..." runs only those (the others are skipped).
+UD_KINDS=${UD_KINDS:-${KINDS[*]}}
+mapfile -t XCASES < <(xport_cases)
+mapfile -t CMCASES < <(cm_cases)
+SLOW_WHY="skipped on a slow (debug) kernel, UD_FULL=1 runs it"
+
+# run_case PREFIX KIND CASE: run CASE (WHERE|DESC|COMMAND) or skip it.
+run_case() {
+	local where=${3%%|*} rest=${3#*|} why=
+
+	case " $where " in
+	*" $2 "*) [ -z "$LEAN" ] || [[ " $where " = *" lean "* ]] ||
+		why="lean run on this kernel, UD_FULL=1 runs it" ;;
+	*) why="not run for $2 by default, UD_FULL=1 runs it" ;;
+	esac
+	[ -z "${UD_FULL:-}" ] || why=
+	case "$2:$rest" in
+	v2-6:*" -R"*) why="perftest's rdma_cm server listens on IPv4 only" ;;
+	esac
+	if [ -n "$why" ]; then
+		ktap_test_skip "$1 ${rest%%|*}: $why"
+		return
+	fi
+	# shellcheck disable=SC2086 # the command is a word list
+	check "$1 ${rest%%|*}" ${rest#*|}
+}
+
+ktap_print_header
+[ -n "$UD_TEST_CASES" ] || ktap_exit_fail_msg "cannot list ud_test's cases"
+ktap_set_plan $(((UD_TEST_CASES + ${#XCASES[@]}) * ${#KINDS[@]} +
+		 ${#CMCASES[@]} * ${#CM_KINDS[@]}))
+
+ok=1 why=
+if ! setup >"$VROCE_LOG" 2>&1; then
+	sed 's/^/# /' "$VROCE_LOG"
+	ok=0 why="cannot set up the veth topology"
+fi
+
+# kind_ok KIND: may KIND run at all? Sets k_why if not.
+kind_ok() {
+	k_why=$why
+	[ "$ok" = 1 ] || return 1
+	case " $UD_KINDS " in
+	*" $1 "*) ;;
+	*) k_why="not in UD_KINDS" && return 1 ;;
+	esac
+	if [ -n "$SLOW" ] && [ -z "${UD_FULL:-}" ] && [ "$1" != v2-4 ]; then
+		k_why=$SLOW_WHY
+		return 1
+	fi
+	use_gids "$1" || { k_why="no $1 GID" && return 1; }
+}
+
+for kind in "${KINDS[@]}"; do
+	t0=$SECONDS
+	if ! kind_ok "$kind"; then
+		skip_ud_test "$kind" "$k_why"
+		for c in "${XCASES[@]}"; do
+			c=${c#*|}
+			ktap_test_skip "$kind ${c%%|*}: $k_why"
+		done
+		continue
+	fi
+	ktap_print_msg "$kind: uda GID $GID_A <-> udb GID $GID_B"
+	ud_test_run "ud_test $kind"
+	for c in "${XCASES[@]}"; do
+		run_case "$kind" "$kind" "$c"
+	done
+	ktap_print_msg "$kind: $((SECONDS - t0)) s"
+done
+
+for ck in "${CM_KINDS[@]}"; do
+	kind=${ck%%|*} t0=$SECONDS
+	if kind_ok "$kind" && ! roce_mode "${ck#*|}" >"$VROCE_LOG" 2>&1; then
+		sed 's/^/# /' "$VROCE_LOG"
+		ok_cm=0 k_why="cannot set rdma_cm's RoCE mode to ${ck#*|}"
+	elif kind_ok "$kind"; then
+		ok_cm=1
+	else
+		ok_cm=0
+	fi
+	for c in "${CMCASES[@]}"; do
+		if [ "$ok_cm" = 0 ]; then
+			c=${c#*|}
+			ktap_test_skip "rdma_cm $kind ${c%%|*}: $k_why"
+			continue
+		fi
+		run_case "rdma_cm $kind" "$kind" "$c"
+	done
+	ktap_print_msg "rdma_cm $kind: $((SECONDS - t0)) s"
+done
+ktap_finished

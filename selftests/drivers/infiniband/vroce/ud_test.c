@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Address handles, UD and UC QPs through libibverbs. UD: datagrams of every
+ * size from 0 to the port MTU checked byte for byte, the 40-byte GRH area
+ * (RoCEv1 GRH, IPv6 header, or 20 zero bytes and the IPv4 header), the
+ * source QP and flags of the receive completion, immediate data, a too big
+ * datagram completing with LOC_LEN_ERR, Q_Key mismatches and datagrams
+ * without a receive WQE dropped, the privileged Q_Key rule. UC: SEND, RDMA
+ * WRITE and WRITE with immediate across MTU boundaries, byte for byte, and
+ * READ refused. AHs: creation errors. Run by ud.sh:
+ *   VROCE_DEV, VROCE_PEER_DEV  the sender's and the receiver's device
+ *                              (the same name for a single-device loopback)
+ *   VROCE_GID, VROCE_PEER_GID  their GID indices; if unset, the first RoCE
+ *                              v2 GID of VROCE_GID_FAMILY (4 or 6, default 4)
+ * Datagrams that must be dropped are followed by one that must arrive: the
+ * first receive completion tells, without waiting for a time.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include "../../../kselftest_harness.h"
+#include "vroce_test.h"
+
+/* A hang guard on every wait for a completion, not a timing assertion. */
+#define POLL_TIMEOUT_S	60
+#define TEST_TIMEOUT_S	600
+#define GRH_BYTES	40
+#define BUF_SIZE	(1u << 20)
+#define RECV_OFF	(BUF_SIZE / 2)
+#define DEPTH		64
+#define QKEY		0x11223344u
+#define QKEY_OTHER	0x55667788u
+#define PRIV_BIT	0x80000000u
+#define GUARD		16
+#define UC_PSN_A	0xfffffe	/* wraps the 24-bit PSN */
+#define UC_PSN_B	0x000100
+
+struct side {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq;
+	struct ibv_cq *rcq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;	/* to the peer */
+	uint8_t *buf;
+	int gid_idx;
+	union ibv_gid gid;
+	enum ibv_gid_type gid_type;
+	uint32_t mtu;
+	enum ibv_mtu mtu_enum;
+};
+
+static uint8_t pattern(uint32_t seed, uint32_t i)
+{
+	uint32_t x = i * 0x9e3779b1u ^ (seed + 1) * 0x85ebca6bu;
+
+	x ^= x >> 15;
+	x *= 0x2c1b3c6du;
+	return x ^ (x >> 12);
+}
+
+static void fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern(seed, i);
+}
+
+/* Index of the first byte of @p that is not pattern @seed, or -1. */
+static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pattern(seed, i))
+			return i;
+	return -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	double end = now_s() + POLL_TIMEOUT_S;
+	unsigned int idle = 0;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? -1 : 1;
+		if (++idle < 1000) {
+			sched_yield();
+			continue;
+		}
+		if (now_s() > end)
+			return 0;
+		usleep(100);
+	}
+}
+
+static void expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
+		      uint64_t wr_id, enum ibv_wc_status status,
+		      enum ibv_wc_opcode opcode, struct ibv_wc *out)
+{
+	struct ibv_wc wc = {};
+
+	ASSERT_EQ(1, poll_one(cq, &wc))
+		TH_LOG("no completion for wr_id %llu", (unsigned long long)wr_id);
+	EXPECT_EQ(status, wc.status)
+		TH_LOG("wr_id %llu: %s, want %s", (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(wc.status), ibv_wc_status_str(status));
+	EXPECT_EQ(wr_id, wc.wr_id);
+	if (status == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS)
+		EXPECT_EQ(opcode, wc.opcode);
+	if (out)
+		*out = wc;
+}
+
+/* A hw counter of @dev's port 1; -1 if it has none of that name. */
+static long long counter(const char *dev, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* Wait (bounded: a hang guard) until counter @name of @dev passes @old. */
+static void wait_counter(const char *dev, const char *name, long long old)
+{
+	double end = now_s() + POLL_TIMEOUT_S;
+
+	if (old < 0) {
+		usleep(500000);	/* no such counter (another driver) */
+		return;
+	}
+	while (counter(dev, name) <= old && now_s() < end)
+		usleep(1000);
+}
+
+static int env_gid(struct ibv_context *ctx, const char *var)
+{
+	const char *v = getenv(var);
+	const char *fam = getenv("VROCE_GID_FAMILY");
+
+	if (v && *v)
+		return atoi(v);
+	return vroce_roce_v2_gid(ctx, 1, fam && !strcmp(fam, "6") ?
+				 AF_INET6 : AF_INET);
+}
+
+static void side_open(struct __test_metadata *_metadata, struct side *s,
+		      const char *dev, const char *gid_var,
+		      enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr init = {};
+	struct ibv_port_attr pattr;
+	struct ibv_gid_entry ge;
+
+	s->name = dev;
+	s->ctx = vroce_open_by_name(dev);
+	ASSERT_NE(NULL, s->ctx) TH_LOG("cannot open %s", dev);
+	ASSERT_EQ(0, ibv_query_port(s->ctx, 1, &pattr));
+	ASSERT_EQ(IBV_PORT_ACTIVE, pattr.state);
+	s->mtu_enum = pattr.active_mtu;
+	s->mtu = 128u << pattr.active_mtu;
+	s->gid_idx = env_gid(s->ctx, gid_var);
+	ASSERT_LE(0, s->gid_idx) TH_LOG("%s: no GID", dev);
+	ASSERT_EQ(0, ibv_query_gid_ex(s->ctx, 1, s->gid_idx, &ge, 0));
+	s->gid = ge.gid;
+	s->gid_type = ge.gid_type;
+	s->pd = ibv_alloc_pd(s->ctx);
+	ASSERT_NE(NULL, s->pd);
+	s->buf = aligned_alloc(4096, BUF_SIZE);
+	ASSERT_NE(NULL, s->buf);
+	memset(s->buf, 0x5a, BUF_SIZE);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE);
+	ASSERT_NE(NULL, s->mr);
+	s->scq = ibv_create_cq(s->ctx, DEPTH * 2, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->ctx, DEPTH * 2, NULL, NULL, 0);
+	ASSERT_NE(NULL, s->scq);
+	ASSERT_NE(NULL, s->rcq);
+	init.send_cq = s->scq;
+	init.recv_cq = s->rcq;
+	init.qp_type = type;
+	init.cap.max_send_wr = DEPTH;
+	init.cap.max_recv_wr = DEPTH;
+	init.cap.max_send_sge = 2;
+	init.cap.max_recv_sge = 2;
+	init.cap.max_inline_data = 64;
+	s->qp = ibv_create_qp(s->pd, &init);
+	ASSERT_NE(NULL, s->qp) TH_LOG("create_qp: %s", strerror(errno));
+}
+
+static void side_close(struct side *s)
+{
+	if (s->ah)
+		ibv_destroy_ah(s->ah);
+	if (s->qp)
+		ibv_destroy_qp(s->qp);
+	if (s->rcq)
+		ibv_destroy_cq(s->rcq);
+	if (s->scq)
+		ibv_destroy_cq(s->scq);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->ctx)
+		ibv_close_device(s->ctx);
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+static struct ibv_ah *make_ah(struct side *s, struct side *peer)
+{
+	struct ibv_ah_attr attr = {
+		.is_global = 1,
+		.port_num = 1,
+		.grh = {
+			.dgid = peer->gid,
+			.sgid_index = s->gid_idx,
+			.hop_limit = 64,
+		},
+	};
+
+	return ibv_create_ah(s->pd, &attr);
+}
+
+/* RESET -> INIT -> RTR -> RTS of a UD QP with Q_Key @qkey. */
+static int ud_ready(struct side *s, uint32_t qkey)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qkey = qkey,
+	};
+
+	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE))
+		return -1;
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0x123;
+	return ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static int uc_connect(struct side *s, struct side *peer, uint32_t sq_psn,
+		      uint32_t rq_psn)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = s->mtu_enum < peer->mtu_enum ? s->mtu_enum :
+						       peer->mtu_enum;
+	attr.dest_qp_num = peer->qp->qp_num;
+	attr.rq_psn = rq_psn;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = peer->gid;
+	attr.ah_attr.grh.sgid_index = s->gid_idx;
+	attr.ah_attr.grh.hop_limit = 64;
+	attr.ah_attr.port_num = 1;
+	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = sq_psn;
+	return ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* 0 with both sides open; 1 if skipped. */
+static int pair_open(struct __test_metadata *_metadata, struct side *a,
+		     struct side *b, enum ibv_qp_type type)
+{
+	const char *dev = getenv("VROCE_DEV");
+	const char *peer = getenv("VROCE_PEER_DEV");
+
+	if (!dev || !*dev)
+		SKIP(return 1, "VROCE_DEV not set (run ud.sh)");
+	if (!peer || !*peer)
+		peer = dev;
+	side_open(_metadata, a, dev, "VROCE_GID", type);
+	side_open(_metadata, b, peer, "VROCE_PEER_GID", type);
+	return 0;
+}
+
+static void post_recv(struct __test_metadata *_metadata, struct side *s,
+		      uint64_t wr_id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf + off, .length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	ASSERT_EQ(0, ibv_post_recv(s->qp, &wr, &bad));
+}
+
+static int ud_send(struct side *s, struct side *peer, uint64_t wr_id,
+		   uint32_t len, uint32_t qkey, enum ibv_wr_opcode op,
+		   uint32_t imm)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = len ? 1 : 0,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(imm),
+	}, *bad;
+
+	wr.wr.ud.ah = s->ah;
+	wr.wr.ud.remote_qpn = peer->qp->qp_num;
+	wr.wr.ud.remote_qkey = qkey;
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+/* The GRH area as verbs define it for the sender's GID type. */
+static void check_grh(struct __test_metadata *_metadata, const uint8_t *g,
+		      struct side *src, struct side *dst)
+{
+	static const uint8_t zero[20];
+
+	if (src->gid_type == IBV_GID_TYPE_ROCE_V2 &&
+	    IN6_IS_ADDR_V4MAPPED((struct in6_addr *)src->gid.raw)) {
+		EXPECT_EQ(0, memcmp(g, zero, 20));
+		EXPECT_EQ(0x45, g[20]);		/* IPv4, 5 words */
+		EXPECT_EQ(17, g[29]);		/* UDP */
+		EXPECT_EQ(0, memcmp(g + 32, src->gid.raw + 12, 4));
+		EXPECT_EQ(0, memcmp(g + 36, dst->gid.raw + 12, 4));
+		return;
+	}
+	EXPECT_EQ(6, g[0] >> 4);
+	/* Next header: UDP (RoCE v2 over IPv6) or the BTH (RoCE v1). */
+	EXPECT_EQ(src->gid_type == IBV_GID_TYPE_ROCE_V2 ? 17 : 0x1b, g[6]);
+	EXPECT_EQ(64, g[7]);
+	EXPECT_EQ(0, memcmp(g + 8, src->gid.raw, 16));
+	EXPECT_EQ(0, memcmp(g + 24, dst->gid.raw, 16));
+}
+
+FIXTURE(ud) {
+	struct side a;
+	struct side b;
+};
+
+FIXTURE_SETUP(ud)
+{
+	if (pair_open(_metadata, &self->a, &self->b, IBV_QPT_UD))
+		return;
+	ASSERT_EQ(0, ud_ready(&self->a, QKEY)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, ud_ready(&self->b, QKEY)) TH_LOG("%s", strerror(errno));
+	self->a.ah = make_ah(&self->a, &self->b);
+	ASSERT_NE(NULL, self->a.ah) TH_LOG("create_ah: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(ud)
+{
+	side_close(&self->a);
+	side_close(&self->b);
+}
+
+/* Send @len bytes of @seed from a; b receives them byte-exact after the GRH. */
+static void ud_xfer(struct __test_metadata *_metadata, struct side *a,
+		    struct side *b, uint32_t len, uint32_t seed, int imm)
+{
+	uint8_t *r = b->buf + RECV_OFF;
+	uint32_t rlen = GRH_BYTES + a->mtu;
+	struct ibv_wc wc;
+
+	fill(a->buf, len, seed);
+	memset(r, 0xa5, rlen + GUARD);
+	post_recv(_metadata, b, seed, RECV_OFF, rlen);
+	ASSERT_EQ(0, ud_send(a, b, seed, len, QKEY,
+			     imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, seed));
+	expect_wc(_metadata, a->scq, seed, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	expect_wc(_metadata, b->rcq, seed, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	EXPECT_EQ(GRH_BYTES + len, wc.byte_len);
+	EXPECT_EQ(a->qp->qp_num, wc.src_qp);
+	EXPECT_EQ(b->qp->qp_num, wc.qp_num);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_GRH);
+	EXPECT_EQ(!!imm, !!(wc.wc_flags & IBV_WC_WITH_IMM));
+	if (imm)
+		EXPECT_EQ(seed, ntohl(wc.imm_data));
+	check_grh(_metadata, r, a, b);
+	EXPECT_EQ(-1, mismatch(r + GRH_BYTES, len, seed))
+		TH_LOG("%u bytes: first bad byte at %ld", len,
+		       mismatch(r + GRH_BYTES, len, seed));
+	/* Nothing past the datagram was written. */
+	EXPECT_EQ(0xa5, r[GRH_BYTES + len]);
+	EXPECT_EQ(0xa5, r[rlen + GUARD - 1]);
+}
+
+TEST_F_TIMEOUT(ud, sizes, TEST_TIMEOUT_S)
+{
+	uint32_t m = self->a.mtu, sizes[] = {
+		0, 1, 2, 3, 4, 5, 7, 63, 64, 255, 256, 1000, 1023, 1024,
+		m / 2 + 1, m - 4, m - 1, m,
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (sizes[i] <= m)
+			ud_xfer(_metadata, &self->a, &self->b, sizes[i], i + 1, 0);
+}
+
+TEST_F_TIMEOUT(ud, send_imm, TEST_TIMEOUT_S)
+{
+	ud_xfer(_metadata, &self->a, &self->b, 0, 0xabc, 1);
+	ud_xfer(_metadata, &self->a, &self->b, 333, 0xabd, 1);
+}
+
+/* Several datagrams in flight, received in order. */
+TEST_F_TIMEOUT(ud, burst, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	uint32_t rlen = GRH_BYTES + a->mtu, i, n = DEPTH / 2;
+	struct ibv_wc wc;
+
+	fill(a->buf, a->mtu, 77);
+	for (i = 0; i < n; i++)
+		post_recv(_metadata, b, i, RECV_OFF + i * rlen, rlen);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, ud_send(a, b, i, a->mtu - i, QKEY, IBV_WR_SEND, 0));
+	for (i = 0; i < n; i++)
+		expect_wc(_metadata, a->scq, i, IBV_WC_SUCCESS, IBV_WC_SEND,
+			  NULL);
+	for (i = 0; i < n; i++) {
+		expect_wc(_metadata, b->rcq, i, IBV_WC_SUCCESS, IBV_WC_RECV,
+			  &wc);
+		EXPECT_EQ(GRH_BYTES + a->mtu - i, wc.byte_len);
+		EXPECT_EQ(-1, mismatch(b->buf + RECV_OFF + i * rlen + GRH_BYTES,
+				       a->mtu - i, 77));
+	}
+}
+
+/* A datagram larger than the MTU completes in error; nothing arrives. */
+TEST_F_TIMEOUT(ud, too_big, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+
+	post_recv(_metadata, b, 1, RECV_OFF, GRH_BYTES + 2 * a->mtu);
+	ASSERT_EQ(0, ud_send(a, b, 1, a->mtu + 1, QKEY, IBV_WR_SEND, 0));
+	expect_wc(_metadata, a->scq, 1, IBV_WC_LOC_LEN_ERR, 0, NULL);
+}
+
+/* A wrong Q_Key is dropped: the next good datagram takes the WQE. */
+TEST_F_TIMEOUT(ud, qkey_mismatch, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	struct ibv_wc wc;
+
+	fill(a->buf, 100, 5);
+	post_recv(_metadata, b, 9, RECV_OFF, GRH_BYTES + a->mtu);
+	ASSERT_EQ(0, ud_send(a, b, 1, 50, QKEY_OTHER, IBV_WR_SEND, 0));
+	expect_wc(_metadata, a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_EQ(0, ud_send(a, b, 2, 100, QKEY, IBV_WR_SEND, 0));
+	expect_wc(_metadata, a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	expect_wc(_metadata, b->rcq, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	EXPECT_EQ(GRH_BYTES + 100, wc.byte_len);
+}
+
+/*
+ * IBTA privileged Q_Key rule: a WR Q_Key with the high bit set means "the
+ * sending QP's Q_Key". a's QP has QKEY_OTHER: a privileged WR Q_Key sends
+ * QKEY_OTHER (dropped by b), the same from a QP with QKEY arrives.
+ */
+TEST_F_TIMEOUT(ud, privileged_qkey, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	struct ibv_qp_attr attr = { .qkey = QKEY_OTHER };
+	struct ibv_wc wc;
+
+	fill(a->buf, 64, 6);
+	post_recv(_metadata, b, 9, RECV_OFF, GRH_BYTES + a->mtu);
+	ASSERT_EQ(0, ibv_modify_qp(a->qp, &attr, IBV_QP_QKEY));
+	ASSERT_EQ(0, ud_send(a, b, 1, 10, PRIV_BIT | QKEY, IBV_WR_SEND, 0));
+	expect_wc(_metadata, a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	attr.qkey = QKEY;
+	ASSERT_EQ(0, ibv_modify_qp(a->qp, &attr, IBV_QP_QKEY));
+	ASSERT_EQ(0, ud_send(a, b, 2, 20, PRIV_BIT | QKEY_OTHER, IBV_WR_SEND,
+			     0));
+	expect_wc(_metadata, a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	expect_wc(_metadata, b->rcq, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	EXPECT_EQ(GRH_BYTES + 20, wc.byte_len);
+}
+
+/* No receive WQE: the datagram is dropped, the next one is received. */
+TEST_F_TIMEOUT(ud, no_recv_dropped, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	long long old = counter(b->name, "out_of_buffer");
+	struct ibv_wc wc;
+
+	fill(a->buf, 64, 8);
+	ASSERT_EQ(0, ud_send(a, b, 1, 30, QKEY, IBV_WR_SEND, 0));
+	expect_wc(_metadata, a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	/* Until the receiver dropped it, a new WQE could take it. */
+	wait_counter(b->name, "out_of_buffer", old);
+	if (old >= 0)
+		EXPECT_LT(old, counter(b->name, "out_of_buffer"));
+	post_recv(_metadata, b, 9, RECV_OFF, GRH_BYTES + a->mtu);
+	ASSERT_EQ(0, ud_send(a, b, 2, 40, QKEY, IBV_WR_SEND, 0));
+	expect_wc(_metadata, a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	expect_wc(_metadata, b->rcq, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	EXPECT_EQ(GRH_BYTES + 40, wc.byte_len);
+}
+
+/* A receive buffer too short for the datagram: dropped, the WQE stays. */
+TEST_F_TIMEOUT(ud, recv_too_short, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	struct ibv_wc wc;
+
+	fill(a->buf, 200, 9);
+	post_recv(_metadata, b, 9, RECV_OFF, GRH_BYTES + 100);
+	ASSERT_EQ(0, ud_send(a, b, 1, 101, QKEY, IBV_WR_SEND, 0));
+	expect_wc(_metadata, a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_EQ(0, ud_send(a, b, 2, 100, QKEY, IBV_WR_SEND, 0));
+	expect_wc(_metadata, a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	expect_wc(_metadata, b->rcq, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	EXPECT_EQ(GRH_BYTES + 100, wc.byte_len);
+	EXPECT_EQ(-1, mismatch(b->buf + RECV_OFF + GRH_BYTES, 100, 9));
+}
+
+/* AH creation errors come back with the right errno; query_ah works. */
+TEST_F_TIMEOUT(ud, ah_errors, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	struct ibv_port_attr pattr;
+	struct ibv_ah_attr attr = {
+		.is_global = 1, .port_num = 2,
+		.grh = { .dgid = b->gid, .sgid_index = a->gid_idx,
+			 .hop_limit = 64 },
+	};
+	struct ibv_ah *ah;
+
+	ah = ibv_create_ah(a->pd, &attr);
+	EXPECT_EQ(NULL, ah);
+	EXPECT_EQ(EINVAL, errno);
+	attr.port_num = 1;
+	ASSERT_EQ(0, ibv_query_port(a->ctx, 1, &pattr));
+	attr.grh.sgid_index = pattr.gid_tbl_len;
+	ah = ibv_create_ah(a->pd, &attr);
+	EXPECT_EQ(NULL, ah);
+	EXPECT_EQ(EINVAL, errno);
+	/* RoCE needs a GRH. */
+	attr.grh.sgid_index = a->gid_idx;
+	attr.is_global = 0;
+	ah = ibv_create_ah(a->pd, &attr);
+	EXPECT_EQ(NULL, ah);
+	/* Many AHs, each usable, then destroyed. */
+	attr.is_global = 1;
+	for (int i = 0; i < 8; i++) {
+		ah = ibv_create_ah(a->pd, &attr);
+		ASSERT_NE(NULL, ah) TH_LOG("%s", strerror(errno));
+		EXPECT_EQ(0, ibv_destroy_ah(ah));
+	}
+}
+
+FIXTURE(uc) {
+	struct side a;
+	struct side b;
+};
+
+FIXTURE_SETUP(uc)
+{
+	if (pair_open(_metadata, &self->a, &self->b, IBV_QPT_UC))
+		return;
+	ASSERT_EQ(0, uc_connect(&self->a, &self->b, UC_PSN_A, UC_PSN_B));
+	ASSERT_EQ(0, uc_connect(&self->b, &self->a, UC_PSN_B, UC_PSN_A));
+}
+
+FIXTURE_TEARDOWN(uc)
+{
+	side_close(&self->a);
+	side_close(&self->b);
+}
+
+static void uc_xfer(struct __test_metadata *_metadata, struct side *a,
+		    struct side *b, enum ibv_wr_opcode op, uint32_t len,
+		    uint32_t seed)
+{
+	uint8_t *r = b->buf + RECV_OFF + 8;	/* unaligned */
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->buf + 3, .length = len,
+		.lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = seed, .sg_list = &sge, .num_sge = len ? 1 : 0,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(seed),
+	}, *bad;
+	int recv = op != IBV_WR_RDMA_WRITE;
+	struct ibv_wc wc;
+
+	fill(a->buf + 3, len, seed);
+	memset(r - GUARD, 0xa5, len + 2 * GUARD);
+	if (recv)
+		post_recv(_metadata, b, seed, RECV_OFF + 8, len + 1);
+	wr.wr.rdma.remote_addr = (uintptr_t)r;
+	wr.wr.rdma.rkey = b->mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
+	expect_wc(_metadata, a->scq, seed, IBV_WC_SUCCESS,
+		  op == IBV_WR_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE, NULL);
+	if (recv) {
+		expect_wc(_metadata, b->rcq, seed, IBV_WC_SUCCESS,
+			  op == IBV_WR_SEND ? IBV_WC_RECV :
+			  IBV_WC_RECV_RDMA_WITH_IMM, &wc);
+		EXPECT_EQ(len, wc.byte_len);
+		EXPECT_EQ(a->qp->qp_num, wc.src_qp);
+		if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+			EXPECT_EQ(seed, ntohl(wc.imm_data));
+	} else {
+		/* No completion at b: wait for the last byte to land. */
+		double end = now_s() + POLL_TIMEOUT_S;
+
+		while (len && mismatch(r, len, seed) >= 0 && now_s() < end)
+			usleep(1000);
+	}
+	EXPECT_EQ(-1, mismatch(r, len, seed))
+		TH_LOG("%u bytes: first bad byte at %ld", len,
+		       mismatch(r, len, seed));
+	EXPECT_EQ(0xa5, r[-1]);
+	EXPECT_EQ(0xa5, r[len]);
+}
+
+static void uc_sizes(struct __test_metadata *_metadata, struct side *a,
+		     struct side *b, enum ibv_wr_opcode op)
+{
+	uint32_t m = a->mtu < b->mtu ? a->mtu : b->mtu;
+	uint32_t sizes[] = { 0, 1, 13, m - 1, m, m + 1, 2 * m, 3 * m + 7,
+			     65536 + 5 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		uc_xfer(_metadata, a, b, op, sizes[i], 100 + i);
+}
+
+TEST_F_TIMEOUT(uc, send, TEST_TIMEOUT_S)
+{
+	uc_sizes(_metadata, &self->a, &self->b, IBV_WR_SEND);
+}
+
+TEST_F_TIMEOUT(uc, write, TEST_TIMEOUT_S)
+{
+	uc_sizes(_metadata, &self->a, &self->b, IBV_WR_RDMA_WRITE);
+}
+
+TEST_F_TIMEOUT(uc, write_imm, TEST_TIMEOUT_S)
+{
+	uc_sizes(_metadata, &self->a, &self->b, IBV_WR_RDMA_WRITE_WITH_IMM);
+}
+
+/* READ is not a UC operation: refused at post or completed in error. */
+TEST_F_TIMEOUT(uc, read_refused, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->buf, .length = 8, .lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)b->buf;
+	wr.wr.rdma.rkey = b->mr->rkey;
+	if (ibv_post_send(a->qp, &wr, &bad))
+		return;
+	ASSERT_EQ(1, poll_one(a->scq, &wc));
+	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
+}
+
+TEST_HARNESS_MAIN
