@@ -36,7 +36,9 @@
 #                                         newest 6.12 and 6.1 with headers,
 #                                         and debug)
 #   TESTS="link.sh"                       only these tests (file names)
-#   VM_TIMEOUT=1500  VM_MEM=...  VM_CPUS=...   passed to run.sh
+#   VM_TIMEOUT=1500  VM_MEM=...  VM_CPUS=...   passed to run.sh (the
+#                                         debug kernel's default timeout
+#                                         is 2400 s: KASAN and lockdep)
 #
 # Logs: build/check/<kernel>/: build.log (module build), run.log (what
 # run.sh printed), console.log, dmesg.txt, ksft.tap (the suite's KTAP);
@@ -242,18 +244,24 @@ tally() {
 }
 
 run_vm() {
-	local k=$1 dir=$OUT/$1 rc start=$SECONDS n
+	local k=$1 dir=$OUT/$1 rc start=$SECONDS n tmo=${VM_TIMEOUT:-1500}
 	local ko=$TOP/build/$1/vroce.ko
-	local args=(-k "$k" -t "${VM_TIMEOUT:-1500}" -o "$dir")
+	local args
+
+	[ "$k" = debug ] && tmo=${VM_TIMEOUT:-2400}
+	args=(-k "$k" -t "$tmo" -o "$dir")
 
 	[ -n "${VM_MEM:-}" ] && args+=(-m "$VM_MEM")
 	[ -n "${VM_CPUS:-}" ] && args+=(-c "$VM_CPUS")
 	rm -f "$dir/ksft.tap" "$dir/run.log"
-	log "$k: booting the VM (timeout ${VM_TIMEOUT:-1500} s)"
+	log "$k: booting the VM (timeout $tmo s)"
+	# Each script's result, with the seconds since the boot began.
 	# shellcheck disable=SC2086 # TESTS is a list of names
 	"$RUNNER" "${args[@]}" -- env VROCE_KO="$ko" tools/ksft.sh run ${TESTS:-} 2>&1 |
 		tee "$dir/run.log" | grep --line-buffered -E '^(not )?ok [0-9]+ selftests: ' |
-		sed -u "s/^/  [$k] /"
+		while IFS= read -r line; do
+			echo "  [$k] +$((SECONDS - start)) s $line"
+		done
 	rc=${PIPESTATUS[0]}
 	log "$k: VM run: $((SECONDS - start)) s, exit $rc"
 
