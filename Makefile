@@ -9,6 +9,7 @@
 #   make lint            checkpatch --strict on our sources
 #   make check           every test, in QEMU, on 6.12, 6.1 and the debug kernel
 #   make demo            two namespaces, a veth pair and a vroce device each
+#   make incast          congestion-control incast benchmark in the VM (not a test)
 #   make install         install the module for the running kernel (real host)
 
 SHELL := /bin/bash
@@ -24,7 +25,7 @@ KVERS := $(if $(KVER),$(KVER),$(DETECTED))
 
 KBUILD_ARGS := $(if $(W),W=$(W)) $(if $(C),C=$(C)) $(if $(V),V=$(V))
 
-.PHONY: all modules clean lint check demo install help deps FORCE
+.PHONY: all modules clean lint check demo incast install help deps FORCE
 
 all: modules
 
@@ -53,6 +54,9 @@ check:
 
 demo:
 	@$(TOP)/tools/demo.sh
+
+incast:
+	@$(TOP)/tools/bench/incast.sh
 
 deps:
 	@$(TOP)/tools/deps.sh
