@@ -10,6 +10,7 @@
 #   make check           every test, in QEMU, on 6.12, 6.1 and the debug kernel
 #   make demo            two namespaces, a veth pair and a vroce device each
 #   make bench           perftest on vroce and rdma_rxe side by side, in QEMU
+#   make incast          congestion-control incast benchmark in the VM (not a test)
 #   make install         install the module for the running kernel (real host)
 
 SHELL := /bin/bash
@@ -25,7 +26,7 @@ KVERS := $(if $(KVER),$(KVER),$(DETECTED))
 
 KBUILD_ARGS := $(if $(W),W=$(W)) $(if $(C),C=$(C)) $(if $(V),V=$(V))
 
-.PHONY: all modules clean lint check demo install help deps FORCE
+.PHONY: all modules clean lint check demo incast install help deps FORCE
 
 all: modules
 
@@ -58,6 +59,9 @@ demo:
 .PHONY: bench
 bench:
 	@$(TOP)/tools/bench/bench.sh
+
+incast:
+	@$(TOP)/tools/bench/incast.sh
 
 deps:
 	@$(TOP)/tools/deps.sh

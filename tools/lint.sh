@@ -32,7 +32,7 @@ IGNORE_COMPAT=$IGNORE,LINUX_VERSION_CODE,CONSTANT_COMPARISON
 
 shopt -s nullglob globstar
 C_FILES=(drivers/infiniband/sw/vroce/**/*.[ch] include/**/*.h)
-SH_FILES=(tools/*.sh .ci/run selftests/**/*.sh)
+SH_FILES=(tools/*.sh tools/bench/*.sh .ci/run selftests/**/*.sh)
 # Reported but not (yet) enforced: move to SH_FILES once clean.
 SH_ADVISORY=(tools/testing/vm/**/*.sh)
 

@@ -103,12 +103,13 @@ void vroce_cc_qp_init(struct vroce_dev *vdev, struct vroce_qp_cc *qcc,
  * @vdev: the QP's device
  * @qcc: the state
  *
- * Nothing to free today; the transport's pacer timer, once it exists, is
- * stopped (timer_delete_sync) by the transport before this is called.
+ * Clears the rate machine and the CNP moderation; the pacer timer and the
+ * rest of @qcc belong to cc_rp.c (vroce_cc_rp_stop()).
  */
 void vroce_cc_qp_uninit(struct vroce_dev *vdev, struct vroce_qp_cc *qcc)
 {
-	memset(qcc, 0, sizeof(*qcc));
+	memset(&qcc->rp, 0, sizeof(qcc->rp));
+	memset(&qcc->np, 0, sizeof(qcc->np));
 }
 
 struct vroce_cc_attr {

@@ -53,6 +53,10 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_RX_READ_REQUESTS].name = "rx_read_requests",
 	[VROCE_CNT_RX_ATOMIC_REQUESTS].name = "rx_atomic_requests",
 	[VROCE_CNT_RCVD_QKEY_ERR].name = "rcvd_qkey_err",
+	[VROCE_CNT_NP_ECN_MARKED].name = "np_ecn_marked_roce_packets",
+	[VROCE_CNT_NP_CNP_SENT].name = "np_cnp_sent",
+	[VROCE_CNT_RP_CNP_HANDLED].name = "rp_cnp_handled",
+	[VROCE_CNT_RP_CNP_IGNORED].name = "rp_cnp_ignored",
 };
 
 void vroce_counters_init(struct vroce_counters *c)

@@ -44,6 +44,11 @@ enum vroce_counter {
 	VROCE_CNT_RX_ATOMIC_REQUESTS,
 	/* UD and GSI receive */
 	VROCE_CNT_RCVD_QKEY_ERR,
+	/* congestion control (mlx5 names) */
+	VROCE_CNT_NP_ECN_MARKED,
+	VROCE_CNT_NP_CNP_SENT,
+	VROCE_CNT_RP_CNP_HANDLED,
+	VROCE_CNT_RP_CNP_IGNORED,
 	VROCE_NUM_COUNTERS
 };
 

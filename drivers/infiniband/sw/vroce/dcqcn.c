@@ -57,8 +57,8 @@
  * its own; vroce_dcqcn_next_timer() gives the one deadline the caller must
  * arm (increase timer or pending decrease), U64_MAX when unlimited.
  *
- * Wiring into the transport (one state per QP, calls serialised by the QP's
- * send-side lock):
+ * Wiring into the transport (cc_rp.c, cc_np.c; one state per QP, calls
+ * serialised by the QP's task):
  *  - CNP received for the QP (BTH opcode 0x81, RP enabled for the QP's
  *    priority): vroce_dcqcn_on_cnp(); re-arm the pacer timer.
  *  - every data packet sent: vroce_dcqcn_on_bytes_sent(payload + headers).

@@ -14,12 +14,17 @@
  *
  * xmit_test: writing one line sends one RoCE packet through the transmit
  * path (tx.c), with a payload whose byte i is i & 0xff.
+ *
+ * cc_qps: one line per QP with its congestion-control state (cc_rp.c),
+ * read without the QP's task lock: each value is current, the line is not
+ * a snapshot.
  */
 
 #include <linux/debugfs.h>
 #include <linux/etherdevice.h>
 #include <linux/inet.h>
 #include <linux/kernel.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <rdma/ib_cache.h>
@@ -28,6 +33,7 @@
 #include "device.h"
 #include "opcode.h"
 #include "port.h"
+#include "qp.h"
 #include "tx.h"
 
 static struct dentry *vroce_debugfs_root;
@@ -254,6 +260,37 @@ static const struct file_operations vroce_xt_fops = {
 	.write = vroce_xt_write,
 };
 
+static void vroce_cc_qp_show(struct seq_file *m, struct vroce_qp *qp)
+{
+	const struct vroce_dcqcn *rp = &qp->cc.rp;
+
+	seq_printf(m, "%u %u %u %u %u %u %llu\n", qp->ibqp.qp_num,
+		   qp->cc.prio, READ_ONCE(qp->cc.rate_kbps),
+		   READ_ONCE(rp->rc_kbps), READ_ONCE(rp->rt_kbps),
+		   READ_ONCE(rp->alpha), READ_ONCE(rp->cnp_handled));
+}
+
+static int vroce_cc_qps_show(struct seq_file *m, void *unused)
+{
+	struct vroce_dev *vdev = m->private;
+	struct vroce_qp *qp;
+	unsigned long qpn;
+
+	if (!ib_device_try_get(&vdev->ibdev))
+		return -ENODEV;
+	seq_puts(m, "qpn prio rate_kbps current_kbps target_kbps alpha cnp_handled\n");
+	xa_for_each(&vdev->qps, qpn, qp) {
+		qp = vroce_qp_get(vdev, qpn);
+		if (!qp)
+			continue;
+		vroce_cc_qp_show(m, qp);
+		vroce_qp_put(qp);
+	}
+	ib_device_put(&vdev->ibdev);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vroce_cc_qps);
+
 void vroce_debugfs_init(void)
 {
 	vroce_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
@@ -276,6 +313,8 @@ void vroce_debugfs_dev_add(struct vroce_dev *vdev)
 					   vroce_debugfs_root);
 	debugfs_create_file("xmit_test", 0200, vdev->debugfs, vdev,
 			    &vroce_xt_fops);
+	debugfs_create_file("cc_qps", 0400, vdev->debugfs, vdev,
+			    &vroce_cc_qps_fops);
 }
 
 /**

@@ -52,6 +52,7 @@ const struct ib_device_ops vroce_dev_ops = {
 	.destroy_qp = vroce_destroy_qp,
 	.destroy_srq = vroce_destroy_srq,
 	.disassociate_ucontext = vroce_disassociate_ucontext,
+	.fill_res_qp_entry = vroce_cc_fill_res_qp_entry,
 	.get_dma_mr = vroce_get_dma_mr,
 	.get_hw_stats = vroce_get_hw_stats,
 	.get_link_layer = vroce_get_link_layer,

@@ -8,6 +8,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
+#include "cc.h"
 #include "wqe.h"
 #include "xport.h"
 
@@ -50,6 +51,7 @@ struct vroce_av {
  * @rxq: received packets waiting for the task
  * @req: requester and completer state, owned by the task
  * @resp: responder state, owned by the task
+ * @cc: congestion control (NP, RP, pacer), owned by the task (cc_rp.c)
  */
 struct vroce_qp {
 	struct ib_qp ibqp;
@@ -73,6 +75,7 @@ struct vroce_qp {
 	struct sk_buff_head rxq;
 	struct vroce_req req;
 	struct vroce_resp resp;
+	struct vroce_qp_cc cc;
 };
 
 static inline struct vroce_qp *to_vqp(struct ib_qp *ibqp)

@@ -447,6 +447,8 @@ static void vroce_req_send(struct vroce_qp *qp)
 	if (vroce_psn_cmp(req->psn, req->max_psn) > 0)
 		req->max_psn = req->psn;
 	req->offset += len;
+	if (vroce_cc_paced(&qp->cc))
+		vroce_cc_rp_sent(qp, len);
 	if (!hrtimer_active(&req->timer))
 		vroce_req_timer_arm(qp);
 	if (last) {
@@ -508,6 +510,8 @@ bool vroce_req_step(struct vroce_qp *qp)
 		return vroce_req_start_new(qp);
 	}
 	if (!vroce_req_window_open(qp))
+		return false;
+	if (vroce_cc_paced(&qp->cc) && vroce_cc_rp_wait(qp))
 		return false;
 	vroce_req_send(qp);
 	return true;

@@ -39,6 +39,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/inet_ecn.h>
 #include <rdma/ib_verbs.h>
 
 #include "counters.h"
@@ -150,9 +151,21 @@ static bool vroce_rx_pkey_ok(const struct vroce_bth *bth)
 	       (VROCE_DEFAULT_PKEY & VROCE_PKEY_KEY_MASK);
 }
 
+/* Congestion experienced: CE in the IP ECN field (RoCEv2 only). */
+static bool vroce_rx_ce(const struct vroce_rx_pkt *pkt)
+{
+	if (pkt->type == VROCE_NET_V2_IPV4)
+		return INET_ECN_is_ce(((const struct iphdr *)pkt->l3)->tos);
+	if (pkt->type == VROCE_NET_V2_IPV6)
+		return INET_ECN_is_ce(ipv6_get_dsfield((const struct ipv6hdr *)
+						       pkt->l3));
+	return false;
+}
+
 /*
  * Hand the packet to the QP named by BTH.DestQP; its task (task.c) does
- * the rest. A packet for no QP counts in rcvd_no_qp and is dropped.
+ * the rest. A packet for no QP counts in rcvd_no_qp (a CNP also in
+ * rp_cnp_ignored) and is dropped.
  */
 static void vroce_rx_demux(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 {
@@ -162,12 +175,15 @@ static void vroce_rx_demux(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	qp = vroce_qp_get(pkt->vdev, vroce_bth_dqpn(pkt->bth));
 	if (!qp) {
 		vroce_rx_count(pkt, VROCE_CNT_RCVD_NO_QP);
+		if (pkt->bth->opcode == VROCE_OPCODE_CNP)
+			vroce_rx_count(pkt, VROCE_CNT_RP_CNP_IGNORED);
 		kfree_skb(skb);
 		return;
 	}
 	cb->bth_off = (const u8 *)pkt->bth - skb->data;
 	cb->paylen = pkt->paylen;
 	cb->net_type = pkt->type;
+	cb->ce = vroce_rx_ce(pkt);
 	vroce_qp_rx(qp, skb);
 }
 

@@ -36,6 +36,7 @@
 
 #include <linux/etherdevice.h>
 #include <linux/slab.h>
+#include <net/inet_ecn.h>
 
 #include "counters.h"
 #include "cq.h"
@@ -104,6 +105,14 @@ static void vroce_task_rx(struct vroce_qp *qp, struct sk_buff *skb)
 {
 	const struct vroce_opcode_info *op = vroce_opcode(vroce_rx_bth(skb)->opcode);
 
+	/* Congestion control (cc_np.c, cc_rp.c). */
+	if (unlikely(vroce_rx_bth(skb)->opcode == VROCE_OPCODE_CNP)) {
+		vroce_cc_rp_cnp(qp, skb);
+		return;
+	}
+	if (unlikely(vroce_rx_cb(skb)->ce))
+		vroce_cc_np_rx(qp, skb);
+
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
@@ -153,6 +162,8 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 
 	lockdep_assert_held(&qp->task_mutex);
 
+	if (unlikely(test_bit(0, &qp->cc.timer_fired)))
+		vroce_cc_rp_timer(qp);
 	while (budget--) {
 		if (!vroce_task_active(READ_ONCE(qp->state))) {
 			skb_queue_purge(&qp->rxq);
@@ -264,6 +275,7 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	if (!qp->resp.res)
 		goto err;
 	qp->resp.nres = 1;
+	vroce_cc_rp_setup(qp);
 	vroce_req_reset(qp);
 	vroce_resp_reset(qp);
 	return 0;
@@ -284,6 +296,7 @@ void vroce_xport_reset(struct vroce_qp *qp)
 	skb_queue_purge(&qp->rxq);
 	vroce_req_reset(qp);
 	vroce_resp_reset(qp);
+	vroce_cc_rp_reset(qp);
 }
 
 /**
@@ -311,6 +324,8 @@ void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
 		qp->req.retry_left = attr->retry_cnt;
 	if (mask & IB_QP_RNR_RETRY)
 		qp->req.rnr_left = attr->rnr_retry;
+	if (mask & IB_QP_AV)
+		vroce_cc_rp_path(qp);
 }
 
 /**
@@ -320,6 +335,7 @@ void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
 void vroce_xport_qp_stop(struct vroce_qp *qp)
 {
 	hrtimer_cancel(&qp->req.timer);
+	vroce_cc_rp_stop(qp);
 	vroce_xport_reset(qp);
 }
 
@@ -347,7 +363,9 @@ void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 	pi->sgid_attr = qp->av.sgid_attr;
 	pi->dgid = grh->dgid;
 	ether_addr_copy(pi->dmac, ah->roce.dmac);
-	pi->traffic_class = grh->traffic_class;
+	/* The DSCP of the path, the ECN bits of congestion control. */
+	pi->traffic_class = (grh->traffic_class & ~INET_ECN_MASK) |
+			    vroce_cc_qp_ecn(qp);
 	pi->hop_limit = grh->hop_limit;
 	pi->flow_label = grh->flow_label;
 	pi->sl = ah->sl;

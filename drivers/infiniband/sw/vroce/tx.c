@@ -19,9 +19,11 @@
  * IPv6 outside of tunnels that opted in, and receivers (Linux included)
  * drop such datagrams unless they opted in too.
  *
- * skb->priority is the SL's low 3 bits (D9): a VLAN egress-qos-map then
- * sets the PCP and mqprio/DCB on the lower device picks the traffic class.
- * The DSCP is traffic_class >> 2 by construction of the TOS byte.
+ * skb->priority is the SL's low 3 bits, or when the SL is 0 what the IP
+ * stack gives a socket with the traffic class as its ToS (vroce_cc_prio(),
+ * D9); a CNP's is its SL (np_cnp_prio). A VLAN egress-qos-map then sets
+ * the PCP and mqprio/DCB on the lower device picks the traffic class. The
+ * DSCP is traffic_class >> 2 by construction of the TOS byte.
  *
  * Context: any context that may call dev_queue_xmit() (process or softirq,
  * not hard irq); @gfp must suit it. The caller holds @pi->sgid_attr; the
@@ -286,6 +288,14 @@ static __be16 vroce_tx_proto(enum vroce_net_type type)
 	return htons(type == VROCE_NET_V2_IPV4 ? ETH_P_IP : ETH_P_IPV6);
 }
 
+/* A CNP's SL is np_cnp_prio; other packets map SL and traffic class (D9). */
+static u32 vroce_tx_prio(const struct vroce_pkt_info *pi)
+{
+	if (pi->opcode == VROCE_OPCODE_CNP)
+		return pi->sl & 7;
+	return vroce_cc_prio(pi->sl, pi->traffic_class);
+}
+
 static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 				    const struct vroce_pkt_info *pi,
 				    struct vroce_tx_layout *lo, gfp_t gfp)
@@ -312,7 +322,7 @@ static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 
 	skb->dev = ndev;
 	skb->protocol = vroce_tx_proto(lo->type);
-	skb->priority = pi->sl & 7;
+	skb->priority = vroce_tx_prio(pi);
 	skb->ip_summed = CHECKSUM_NONE;
 	if (dev_hard_header(skb, ndev, ntohs(skb->protocol), pi->dmac, NULL,
 			    len) < 0) {

@@ -204,11 +204,13 @@ struct vroce_resp {
  * @bth_off: offset of the BTH from skb->data
  * @paylen: payload bytes, without pad and ICRC
  * @net_type: enum vroce_net_type
+ * @ce: RoCEv2 with CE in the IP ECN field (congestion experienced)
  */
 struct vroce_rx_cb {
 	u16 bth_off;
 	u16 paylen;
 	u8 net_type;
+	bool ce;
 };
 
 static inline struct vroce_rx_cb *vroce_rx_cb(struct sk_buff *skb)

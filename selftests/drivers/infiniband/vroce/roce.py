@@ -603,6 +603,7 @@ RC_CLASSES = {
     "ack": [0x11],
     "atomic_ack": [0x12],
     "atomic": [0x13, 0x14],
+    "cnp": [0x81],
 }
 # What a perftest run of each kind must show, and may show besides.
 RC_TRAFFIC = {
@@ -610,6 +611,7 @@ RC_TRAFFIC = {
     "read": (["read_request", "read_response"], ["ack"]),
     "send": (["send", "ack"], []),
     "atomic": (["atomic", "atomic_ack"], ["ack"]),
+    "cnp": (["cnp"], []),
 }
 # Payload is test data: keep tshark's heuristic ULP dissectors off it.
 TSHARK_ULPS = ["rpcordma", "infiniband.eoib", "smc", "smb_direct",

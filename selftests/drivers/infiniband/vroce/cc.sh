@@ -1,0 +1,448 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Congestion control on the wire, between two vroce devices in two
+# namespaces joined by a veth pair:
+#
+#   [ns cca-*: cca over ca0 (+ VLAN ca0.10)] ==veth== [ns ccb-*: ccb over cb0]
+#
+# ib_write_bw's client on cca writes to its server on ccb. A tbf feeding a
+# RED qdisc with ECN on ca0's egress plays a congested switch: it marks CE
+# on ECT packets once its queue grows. Checked:
+#  - CC on: data packets carry ECT(0) and the traffic class's DSCP;
+#  - with RED: CNPs on the wire (BTH opcode 0x81, BECN, DestQP the
+#    sender's QP, DSCP np_cnp_dscp, ICRC right), np_ecn_marked_roce_packets
+#    and np_cnp_sent rise on ccb, rp_cnp_handled on cca, the sender QP's
+#    pacer rate (debugfs cc_qps) falls below the line rate and, once RED is
+#    gone, climbs back until the QP is unlimited again;
+#  - NP disabled on the receiver (np_enable_<p>): CE arrives, no CNP, the
+#    CC counters do not move; RP disabled on the sender (rp_enable_<p>):
+#    its packets are Not-ECT;
+#  - a CNP for no QP counts in rp_cnp_ignored;
+#  - priority: SL 5, or SL 0 and traffic class 0x10 (rt_tos2priority: 6),
+#    leave a VLAN netdev with egress-qos-map 5:5 6:6 with PCP 5 and 6.
+# Nothing here asserts a speed or a time: waits are bounded polls.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma tc tshark dumpcap ss timeout python3 ib_write_bw
+
+ROCE_PY="$VROCE_LIB_DIR/roce.py"
+TMO=300
+NSA=
+NSB=
+GID_A=
+GID_B=
+GIDV_A=
+GIDV_B=
+MACB=
+PCAP=
+CAP_PID=
+SRV_PID=
+CLI_PID=
+PORT=19500
+# The line rate of a veth (ethtool 10000 Mb/s), in kb/s.
+LINE_KBPS=10000000
+
+cleanup() {
+	capture_stop
+	[ -z "$CLI_PID" ] || { kill "$CLI_PID" 2>/dev/null; wait "$CLI_PID"; }
+	[ -z "$SRV_PID" ] || { kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID"; }
+	ip netns exec "$NSA" rdma link delete cca 2>/dev/null
+	ip netns exec "$NSB" rdma link delete ccb 2>/dev/null
+	vroce_unload
+	rm -f "$VROCE_LOG".* /tmp/vroce-cc.*.pcap
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+gid_of() {
+	python3 "$ROCE_PY" gid --dev "$1" --kind v4 --ifname "$2" --sip "$3" |
+		grep -x '[0-9]*'
+}
+
+setup() {
+	NSA=$(ns_add cca) && NSB=$(ns_add ccb) || return 1
+	vroce_load &&
+		ip -n "$NSA" link add ca0 type veth peer name cb0 netns "$NSB" &&
+		ip -n "$NSA" link add link ca0 name ca0.10 type vlan id 10 \
+			egress-qos-map 5:5 6:6 &&
+		ip -n "$NSB" link add link cb0 name cb0.10 type vlan id 10 &&
+		ip -n "$NSA" addr add 192.0.2.1/24 dev ca0 &&
+		ip -n "$NSA" addr add 198.51.100.1/24 dev ca0.10 &&
+		ip -n "$NSB" addr add 192.0.2.2/24 dev cb0 &&
+		ip -n "$NSB" addr add 198.51.100.2/24 dev cb0.10 &&
+		ip -n "$NSA" link set ca0 up && ip -n "$NSA" link set ca0.10 up &&
+		ip -n "$NSB" link set cb0 up && ip -n "$NSB" link set cb0.10 up &&
+		ip netns exec "$NSA" rdma link add cca type vroce netdev ca0 &&
+		ip netns exec "$NSB" rdma link add ccb type vroce netdev cb0 &&
+		wait_for 10 gid_of cca ca0 192.0.2.1 &&
+		wait_for 10 gid_of ccb cb0 192.0.2.2 &&
+		wait_for 10 gid_of cca ca0.10 198.51.100.1 &&
+		wait_for 10 gid_of ccb cb0.10 198.51.100.2 || return 1
+	GID_A=$(gid_of cca ca0 192.0.2.1) && GID_B=$(gid_of ccb cb0 192.0.2.2) &&
+		GIDV_A=$(gid_of cca ca0.10 198.51.100.1) &&
+		GIDV_B=$(gid_of ccb cb0.10 198.51.100.2) &&
+		MACB=$(ip netns exec "$NSB" cat /sys/class/net/cb0/address)
+}
+
+counter() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+}
+
+# knobs DEV FILE VALUE: write VALUE to DEV's cc/FILE_<p> for every priority.
+enables() {
+	local p
+
+	for p in 0 1 2 3 4 5 6 7; do
+		echo "$3" >"/sys/class/infiniband/$1/cc/$2_$p" || return 1
+	done
+}
+
+# capture NETNS IFNAME FILTER: dumpcap into a new $PCAP until capture_stop.
+capture() {
+	PCAP=$(mktemp /tmp/vroce-cc.XXXXXX.pcap) && rm -f "$PCAP"
+	ip netns exec "$1" dumpcap -q -P -i "$2" -f "$3" -w "$PCAP" \
+		>"$VROCE_LOG.cap" 2>&1 &
+	CAP_PID=$!
+	wait_for 20 test -s "$PCAP" || { cat "$VROCE_LOG.cap"; return 1; }
+}
+
+capture_stop() {
+	[ -n "$CAP_PID" ] || return 0
+	# Let the last frames reach the file.
+	sleep 1
+	kill -INT "$CAP_PID" 2>/dev/null
+	wait "$CAP_PID" 2>/dev/null
+	CAP_PID=
+}
+
+listening() {
+	ip netns exec "$NSB" ss -Hltn "sport = :$1" | grep -q .
+}
+
+# bw_start GIDA GIDB SERVERIP ARGS...: ib_write_bw server on ccb and client
+# on cca, both in the background (bw_wait waits for them).
+bw_start() {
+	local ga=$1 gb=$2 ip=$3 port=$((PORT++))
+
+	shift 3
+	ip netns exec "$NSB" timeout "$TMO" ib_write_bw -d ccb -x "$gb" \
+		-p "$port" -F "$@" >"$VROCE_LOG.srv" 2>&1 &
+	SRV_PID=$!
+	wait_for 20 listening "$port" || { cat "$VROCE_LOG.srv"; return 1; }
+	ip netns exec "$NSA" timeout "$TMO" ib_write_bw -d cca -x "$ga" \
+		-p "$port" -F "$@" "$ip" >"$VROCE_LOG.cli" 2>&1 &
+	CLI_PID=$!
+}
+
+bw_wait() {
+	local rc=0 src=0
+
+	wait "$CLI_PID" || rc=$?
+	wait "$SRV_PID" || src=$?
+	CLI_PID=
+	SRV_PID=
+	[ "$rc" = 0 ] || { echo "ib_write_bw client: exit $rc"; cat "$VROCE_LOG.cli"; }
+	[ "$src" = 0 ] || { echo "ib_write_bw server: exit $src"; cat "$VROCE_LOG.srv"; }
+	[ "$rc" = 0 ] && [ "$src" = 0 ]
+}
+
+bw_stop() {
+	kill "$CLI_PID" "$SRV_PID" 2>/dev/null
+	wait "$CLI_PID" "$SRV_PID" 2>/dev/null
+	CLI_PID=
+	SRV_PID=
+}
+
+# bw ARGS...: one ib_write_bw run over the untagged GIDs.
+bw() {
+	bw_start "$GID_A" "$GID_B" 192.0.2.2 "$@" && bw_wait
+}
+
+# tshark_count PCAP FILTER: frames of PCAP matching the display filter.
+tshark_count() {
+	tshark -r "$1" -Y "$2" 2>/dev/null | wc -l
+}
+
+TCLASS=0x68	# DSCP 26
+ect_and_dscp() {
+	local all ect
+
+	capture "$NSB" cb0 "udp port 4791 and udp[8] < 0x20" &&
+		bw -n 200 -s 4096 --tclass=$TCLASS || { capture_stop; return 1; }
+	capture_stop
+	all=$(tshark_count "$PCAP" "infiniband.bth.opcode < 0x20")
+	ect=$(tshark_count "$PCAP" \
+		"infiniband.bth.opcode < 0x20 && ip.dsfield.ecn == 2 && ip.dsfield.dscp == 26")
+	echo "# $all RC frames, $ect with ECT(0) and DSCP 26"
+	[ "$all" -gt 0 ] && [ "$ect" = "$all" ]
+}
+
+# A congested egress: tbf at 20 Mb/s feeding RED that marks CE early.
+red_on() {
+	ip netns exec "$NSA" tc qdisc replace dev ca0 root handle 1: tbf \
+		rate 20mbit burst 8kb latency 200ms &&
+		ip netns exec "$NSA" tc qdisc add dev ca0 parent 1:1 handle 10: \
+			red limit 400000 min 4000 max 12000 avpkt 1000 burst 6 \
+			bandwidth 20mbit probability 1 ecn
+}
+
+red_off() {
+	ip netns exec "$NSA" tc qdisc del dev ca0 root 2>/dev/null
+	return 0
+}
+
+# The sender's QP: the cca line of cc_qps with the highest QPN.
+qp_rate() {
+	awk 'NR > 1 && $1 > 1 { r = $3 } END { print r }' \
+		/sys/kernel/debug/vroce/cca/cc_qps
+}
+
+rate_limited() {
+	local r
+
+	r=$(qp_rate)
+	[ -n "$r" ] && [ "$r" -gt 0 ] && [ "$r" -lt "$LINE_KBPS" ]
+}
+
+qp_exists() {
+	[ -n "$(qp_rate)" ]
+}
+
+rate_unlimited() {
+	[ "$(qp_rate)" = 0 ]
+}
+
+CNT0=()
+cc_counters() {
+	echo "$(counter ccb np_ecn_marked_roce_packets) $(counter ccb np_cnp_sent)" \
+		"$(counter cca rp_cnp_handled) $(counter cca rp_cnp_ignored)"
+}
+
+TRACE=
+trace_on() {
+	TRACE=/sys/kernel/tracing
+	[ -e "$TRACE/events/vroce" ] || TRACE=/sys/kernel/debug/tracing
+	[ -e "$TRACE/events/vroce" ] || return 1
+	echo >"$TRACE/trace" && echo 1 >"$TRACE/events/vroce/enable"
+}
+
+trace_off() {
+	[ -z "$TRACE" ] || echo 0 >"$TRACE/events/vroce/enable"
+}
+
+# poll_until SECONDS CMD...: like wait_for, in wall-clock seconds.
+poll_until() {
+	local end=$((SECONDS + $1))
+
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
+RATE_MIN=
+# The run under congestion; the capture is kept for the checks below.
+congestion() {
+	local r rc=0 t0=$SECONDS
+
+	read -ra CNT0 <<<"$(cc_counters)"
+	trace_on
+	capture "$NSA" ca0 "udp port 4791 and udp[8] == 0x81" && red_on &&
+		bw_start "$GID_A" "$GID_B" 192.0.2.2 -D 200 -s 65536 -u 18 ||
+		{ red_off; capture_stop; return 1; }
+	# The run is stopped once it has shown what it must (bw_stop).
+	poll_until "$POLL" qp_exists
+	# Falls: the first CNP limits the QP, later ones cut its rate.
+	if poll_until "$POLL" rate_limited; then
+		RATE_MIN=$(qp_rate)
+		for _ in $(seq 20); do
+			r=$(qp_rate)
+			[ -n "$r" ] && [ "$r" -gt 0 ] && [ "$r" -lt "$RATE_MIN" ] &&
+				RATE_MIN=$r
+			sleep 0.05
+		done
+		echo "# $((SECONDS - t0)) s: lowest rate seen $RATE_MIN kb/s"
+	else
+		echo "the sender's QP was never rate limited"
+		cat /sys/kernel/debug/vroce/cca/cc_qps
+		rc=1
+	fi
+	red_off
+	# Recovers: no more marks, so no CNPs, and the timer climbs back.
+	if [ "$rc" = 0 ] && ! poll_until "$POLL" rate_unlimited; then
+		echo "$((SECONDS - t0)) s: the rate did not recover: $(qp_rate) kb/s"
+		grep -s vroce_rate_change "$TRACE/trace" | tail -20
+		rc=1
+	fi
+	echo "# $((SECONDS - t0)) s: rate $(qp_rate) kb/s"
+	# The run has shown what it had to: no need for the rest of it.
+	bw_stop
+	trace_off
+	capture_stop
+	return "$rc"
+}
+
+# The tracepoints fired during the run.
+tracepoints() {
+	local ev
+
+	[ -n "$TRACE" ] || { echo "no vroce trace events"; return 1; }
+	for ev in vroce_cnp_sent vroce_cnp_handled vroce_rate_change; do
+		grep -q "$ev:" "$TRACE/trace" || { echo "no $ev"; return 1; }
+	done
+	grep -m3 vroce_rate_change "$TRACE/trace" | sed 's/^/# /'
+}
+
+cnps_on_wire() {
+	local n qpn
+
+	n=$(tshark_count "$PCAP" \
+		"infiniband.bth.opcode == 129 && infiniband.bth[4:1] == 40 && ip.dsfield.dscp == 48 && infiniband.bth.psn == 0")
+	echo "# $n CNPs captured"
+	[ "$n" -gt 0 ] || return 1
+	# BTH byte 4 is FECN, BECN, Resv6a: BECN alone (this tshark has no field
+# for it). Addressed to one QP, the sender's.
+	qpn=$(tshark -r "$PCAP" -T fields -e infiniband.bth.destqp 2>/dev/null |
+		sort -u)
+	echo "# CNP DestQP $qpn"
+	[ "$(wc -w <<<"$qpn")" = 1 ] &&
+		python3 "$ROCE_PY" decode --pcap "$PCAP" --traffic cnp
+}
+
+np_counters() {
+	local c
+
+	read -ra c <<<"$(cc_counters)"
+	echo "# np_ecn_marked_roce_packets ${CNT0[0]} -> ${c[0]}," \
+		"np_cnp_sent ${CNT0[1]} -> ${c[1]}"
+	[ "${c[0]}" -gt "${CNT0[0]}" ] && [ "${c[1]}" -gt "${CNT0[1]}" ] &&
+		[ "${c[1]}" -le "${c[0]}" ]
+}
+
+rp_counters() {
+	local c
+
+	read -ra c <<<"$(cc_counters)"
+	echo "# rp_cnp_handled ${CNT0[2]} -> ${c[2]}"
+	[ "${c[2]}" -gt "${CNT0[2]}" ] && [ "${c[3]}" = "${CNT0[3]}" ]
+}
+
+rate_fell() {
+	[ -n "$RATE_MIN" ] && [ "$RATE_MIN" -lt "$LINE_KBPS" ]
+}
+
+# NP off on the receiver, RED marking: CE arrives, no CNP, no NP count.
+np_off() {
+	local ce cnp c
+
+	read -ra CNT0 <<<"$(cc_counters)"
+	enables ccb np_enable 0 || return 1
+	if ! capture "$NSB" cb0 "udp port 4791" || ! red_on ||
+	   ! bw -n 100 -s 16384 -u 18; then
+		red_off
+		capture_stop
+		enables ccb np_enable 1
+		return 1
+	fi
+	red_off
+	capture_stop
+	enables ccb np_enable 1 || return 1
+	ce=$(tshark_count "$PCAP" "infiniband && ip.dsfield.ecn == 3")
+	cnp=$(tshark_count "$PCAP" "infiniband.bth.opcode == 129")
+	read -ra c <<<"$(cc_counters)"
+	echo "# $ce CE-marked frames, $cnp CNPs; counters ${CNT0[*]} -> ${c[*]}"
+	[ "$ce" -gt 0 ] && [ "$cnp" = 0 ] && [ "${c[*]}" = "${CNT0[*]}" ]
+}
+
+# RP off on the sender: its packets are Not-ECT.
+rp_off() {
+	local all ect
+
+	enables cca rp_enable 0 || return 1
+	if ! capture "$NSB" cb0 "udp port 4791" || ! bw -n 100 -s 4096; then
+		capture_stop
+		enables cca rp_enable 1
+		return 1
+	fi
+	capture_stop
+	enables cca rp_enable 1 || return 1
+	all=$(tshark_count "$PCAP" "infiniband && ip.src == 192.0.2.1")
+	ect=$(tshark_count "$PCAP" "infiniband && ip.src == 192.0.2.1 && ip.dsfield.ecn != 0")
+	echo "# $all RoCE frames from cca, $ect with ECN bits"
+	[ "$all" -gt 0 ] && [ "$ect" = 0 ]
+}
+
+cnp_ignored() {
+	local n0 n1
+
+	n0=$(counter ccb rp_cnp_ignored)
+	echo "sgid_index=$GID_A dgid=192.0.2.2 dmac=$MACB dqpn=0xabcdef opcode=CNP len=0" \
+		>/sys/kernel/debug/vroce/cca/xmit_test || return 1
+	wait_for 10 test "$(counter ccb rp_cnp_ignored)" -gt "$n0"
+	n1=$(counter ccb rp_cnp_ignored)
+	[ "$n1" = $((n0 + 1)) ]
+}
+
+# vlan_pcp WANT ARGS...: a run over the VLAN GIDs; every RC frame seen on
+# cb0 carries PCP WANT.
+vlan_pcp() {
+	local want=$1 all ok sel
+
+	shift
+	capture "$NSB" cb0 "vlan and udp port 4791" &&
+		bw_start "$GIDV_A" "$GIDV_B" 198.51.100.2 -n 20 -s 4096 "$@" &&
+		bw_wait || { capture_stop; return 1; }
+	capture_stop
+	sel="infiniband && vlan.id == 10 && ip.src == 198.51.100.1"
+	all=$(tshark_count "$PCAP" "$sel")
+	ok=$(tshark_count "$PCAP" "$sel && vlan.priority == $want")
+	echo "# $all RC frames from cca on VLAN 10, $ok with PCP $want"
+	[ "$all" -gt 0 ] && [ "$ok" = "$all" ]
+}
+
+# A debug kernel (kmemleak, KASAN) is several times slower: the congestion
+# run did not finish there within make check's budget, so it is skipped
+# there unless CC_FULL=1 (which runs everything) or CC_DEBUG=1 (the
+# congestion run and its checks only).
+SLOW=
+if [ -e /sys/kernel/debug/kmemleak ] && [ -z "${CC_FULL:-}" ]; then
+	[ -n "${CC_DEBUG:-}" ] ||
+		vroce_skip_all "debug kernel: too slow for make check; CC_FULL=1 or CC_DEBUG=1 runs it"
+	SLOW=1
+fi
+# Bound of each wait of the congestion run, seconds (a hang guard).
+POLL=60
+[ -e /sys/kernel/debug/kmemleak ] && POLL=180
+
+# slow_skip DESC CMD...: check, or skip on a slow kernel.
+slow_skip() {
+	if [ -n "$SLOW" ]; then
+		ktap_test_skip "$1: skipped on a slow (debug) kernel, CC_FULL=1 runs it"
+	else
+		check "$@"
+	fi
+}
+
+ktap_print_header
+ktap_set_plan 12
+if ! check "two namespaces, veth, VLAN, a vroce device each" setup; then
+	ktap_exit_fail_msg "no topology"
+fi
+slow_skip "CC on: data packets carry ECT(0) and the traffic class's DSCP" \
+	ect_and_dscp
+check "RED marks CE: the sender is limited, then recovers" congestion
+check "CNPs on the wire: opcode 0x81, BECN, DSCP 48, one DestQP, ICRC" \
+	cnps_on_wire
+check "NP: np_ecn_marked_roce_packets and np_cnp_sent rise" np_counters
+check "RP: rp_cnp_handled rises" rp_counters
+check "RP: the sender's rate fell below the line rate" rate_fell
+check "tracepoints: CNP sent, CNP handled, rate change" tracepoints
+slow_skip "NP disabled: CE-marked packets arrive, no CNP, no NP count" np_off
+slow_skip "RP disabled: the sender's packets are Not-ECT" rp_off
+check "a CNP for no QP counts in rp_cnp_ignored" cnp_ignored
+slow_skip "SL 5 and SL 0 + tclass 0x10 give PCP 5 and 6 through egress-qos-map" \
+	eval 'vlan_pcp 5 -S 5 && vlan_pcp 6 --tclass=16'
+ktap_finished
