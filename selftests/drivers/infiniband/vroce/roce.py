@@ -444,7 +444,9 @@ def rx_cases(kind):
          dict(good)),
         ("good UD_SEND_ONLY 256 bytes", dict(op="UD_SEND_ONLY", paylen=256),
          dict(good)),
-        ("good CNP", dict(op="CNP", paylen=0), dict(good)),
+        # A CNP for no QP is also one the reaction point ignores.
+        ("good CNP", dict(op="CNP", paylen=0),
+         dict(good, rp_cnp_ignored=1)),
         ("limited-member P_Key 0x7fff",
          dict(op="RC_SEND_ONLY", paylen=4, pkey=0x7FFF), dict(good)),
         ("bad ICRC", dict(op="RC_SEND_ONLY", paylen=8, corrupt=True),
