@@ -128,7 +128,7 @@ void vroce_comp_fail_at(struct vroce_qp *qp, u32 slot,
 
 	vroce_comp_count_status(qp, status);
 	for (i = qp->sq.queue.cons; i != slot;
-	     i = (i + 1) & qp->sq.queue.index_mask) {
+	     i = vroce_sq_next(qp, i)) {
 		if (!qp->req.wqes[i].done) {
 			qp->req.wqes[i].done = true;
 			qp->req.wqes[i].status = IB_WC_WR_FLUSH_ERR;

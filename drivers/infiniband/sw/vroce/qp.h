@@ -109,4 +109,10 @@ int vroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 int vroce_sq_peek(struct vroce_qp *qp, u32 slot, struct rxe_send_wqe *wqe);
 
+/* The send queue slot after @slot. */
+static inline u32 vroce_sq_next(const struct vroce_qp *qp, u32 slot)
+{
+	return (slot + 1) & qp->sq.queue.index_mask;
+}
+
 #endif /* _VROCE_QP_H */

@@ -72,7 +72,8 @@ static bool vroce_qp_can_send(enum ib_qp_state state)
 
 /**
  * vroce_sq_peek - copy and check a send WQE
- * @qp: the QP; the caller holds qp->sq.lock
+ * @qp: the QP; takes qp->sq.lock (a kernel post_send may be filling the
+ *	ring, and vroce_queue_sync() must see the producer index whole)
  * @slot: the SQ slot, between the consumer and the producer index
  * @wqe: gets the WQE header; SGEs or inline data stay in the ring, at most
  *	wqe->dma.num_sge of them (checked against the ring's element size)
@@ -84,13 +85,17 @@ static bool vroce_qp_can_send(enum ib_qp_state state)
 int vroce_sq_peek(struct vroce_qp *qp, u32 slot, struct rxe_send_wqe *wqe)
 {
 	struct vroce_queue *q = &qp->sq.queue;
+	unsigned long flags;
+	bool empty;
 
-	lockdep_assert_held(&qp->sq.lock);
-
+	spin_lock_irqsave(&qp->sq.lock, flags);
 	vroce_queue_sync(q);
-	if (slot == q->prod)
+	empty = slot == q->prod;
+	if (!empty)
+		memcpy(wqe, vroce_queue_elem(q, slot), sizeof(*wqe));
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (empty)
 		return -ENOENT;
-	memcpy(wqe, vroce_queue_elem(q, slot), sizeof(*wqe));
 	if (!vroce_wr_opcode_ok(qp, wqe->wr.opcode))
 		return -EINVAL;
 	if (wqe->wr.send_flags & IB_SEND_INLINE)

@@ -63,11 +63,6 @@ static bool vroce_wr_local(u32 opcode)
 	       opcode == IB_WR_BIND_MW;
 }
 
-static u32 vroce_slot_next(const struct vroce_qp *qp, u32 slot)
-{
-	return (slot + 1) & qp->sq.queue.index_mask;
-}
-
 /* Packets (PSNs) a message of @len bytes takes. */
 static u32 vroce_msg_pkts(const struct vroce_qp *qp, u32 len)
 {
@@ -214,23 +209,20 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 	u32 slot = req->next_new;
 	struct vroce_swqe *sw = &req->wqes[slot];
 	struct rxe_send_wqe wqe;
-	unsigned long flags;
 	int err;
 
 	/* The ring can hold at most index_mask WQEs in flight. */
-	if (vroce_slot_next(qp, slot) == qp->sq.queue.cons &&
+	if (vroce_sq_next(qp, slot) == qp->sq.queue.cons &&
 	    slot != qp->sq.queue.cons)
 		return false;
-	spin_lock_irqsave(&qp->sq.lock, flags);
 	err = vroce_sq_peek(qp, slot, &wqe);
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (err == -ENOENT)
 		return false;
 
 	memset(sw, 0, sizeof(*sw));
 	sw->wr = wqe.wr;
 	if (err) {
-		req->next_new = vroce_slot_next(qp, slot);
+		req->next_new = vroce_sq_next(qp, slot);
 		vroce_comp_fail_at(qp, slot, IB_WC_LOC_QP_OP_ERR);
 		return true;
 	}
@@ -241,7 +233,7 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 
 	if (vroce_wr_local(sw->wr.opcode)) {
 		sw->status = vroce_local_op(qp, &wqe);
-		req->next_new = vroce_slot_next(qp, slot);
+		req->next_new = vroce_sq_next(qp, slot);
 		if (sw->status != IB_WC_SUCCESS) {
 			vroce_comp_fail_at(qp, slot, sw->status);
 			return true;
@@ -256,7 +248,7 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 		sw->length = sizeof(u64);
 	if (sw->wr.opcode == VROCE_WR_ATOMIC_WRITE &&
 	    !vroce_req_atomic_write_value(qp, slot, sw)) {
-		req->next_new = vroce_slot_next(qp, slot);
+		req->next_new = vroce_sq_next(qp, slot);
 		vroce_comp_fail_at(qp, slot, IB_WC_LOC_QP_OP_ERR);
 		return true;
 	}
@@ -264,7 +256,7 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 		req->rd_atomic++;
 	sw->first_psn = req->psn;
 	sw->last_psn = vroce_psn_add(req->psn, vroce_msg_pkts(qp, sw->length) - 1);
-	req->next_new = vroce_slot_next(qp, slot);
+	req->next_new = vroce_sq_next(qp, slot);
 	req->idx = slot;
 	req->started = true;
 	req->offset = 0;
@@ -375,12 +367,12 @@ static enum ib_wc_status vroce_req_fill_status(int err)
 static void vroce_req_wqe_sent(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
-	u32 slot = vroce_slot_next(qp, req->idx);
+	u32 slot = vroce_sq_next(qp, req->idx);
 
 	vroce_sge_cursor_done(&req->cur);
 	/* After a rewind, WQEs sent before are resent: they are set up. */
 	while (slot != req->next_new && req->wqes[slot].done)
-		slot = vroce_slot_next(qp, slot);
+		slot = vroce_sq_next(qp, slot);
 	req->idx = slot;
 	req->offset = 0;
 	req->started = slot != req->next_new;

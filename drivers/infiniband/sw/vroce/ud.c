@@ -167,7 +167,6 @@ bool vroce_ud_req_step(struct vroce_qp *qp)
 	u32 slot = req->next_new;
 	struct vroce_swqe *sw = &req->wqes[slot];
 	struct rxe_send_wqe wqe;
-	unsigned long flags;
 	int err;
 
 	lockdep_assert_held(&qp->task_mutex);
@@ -176,16 +175,14 @@ bool vroce_ud_req_step(struct vroce_qp *qp)
 		vroce_req_check_drained(qp);
 		return false;
 	}
-	spin_lock_irqsave(&qp->sq.lock, flags);
 	err = vroce_sq_peek(qp, slot, &wqe);
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (err == -ENOENT)
 		return false;
 
 	memset(sw, 0, sizeof(*sw));
 	sw->wr = wqe.wr;
 	sw->length = wqe.dma.length;
-	req->next_new = (slot + 1) & qp->sq.queue.index_mask;
+	req->next_new = vroce_sq_next(qp, slot);
 	req->idx = req->next_new;
 	sw->status = err ? IB_WC_LOC_QP_OP_ERR : vroce_ud_send(qp, slot, &wqe);
 	if (sw->status != IB_WC_SUCCESS) {
