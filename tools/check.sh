@@ -10,7 +10,10 @@
 #                                     the debug kernel (built once, cached)
 #   4. tools/ksft.sh build            the kselftests, built on the host
 #   5. one VM boot per kernel         tools/testing/vm/run.sh runs
-#                                     'tools/ksft.sh run' with VROCE_KO set
+#                                     'tools/ksft.sh run' with VROCE_KO set;
+#                                     the debug kernel's VM (the longest)
+#                                     runs beside the others, which run one
+#                                     after the other (VM_JOBS=1: all in turn)
 #   6. with VROCE_PAIR=1: two VMs,    tools/testing/vm/pair.sh runs
 #      once, on 6.12
 #                                     interop.sh: rdma_rxe in vm1, vroce in
@@ -36,6 +39,7 @@
 #                                         newest 6.12 and 6.1 with headers,
 #                                         and debug)
 #   TESTS="link.sh"                       only these tests (file names)
+#   VM_JOBS=1                             one VM at a time (default 2)
 #   VM_TIMEOUT=1500  VM_MEM=...  VM_CPUS=...   passed to run.sh (the
 #                                         debug kernel's default timeout
 #                                         is 2400 s: KASAN and lockdep)
@@ -243,8 +247,10 @@ tally() {
 	TALLY="$p passed, $f failed, $s skipped"
 }
 
-run_vm() {
-	local k=$1 dir=$OUT/$1 rc start=$SECONDS n tmo=${VM_TIMEOUT:-1500}
+# boot_vm KERNEL: one VM runs the suite; its exit status goes to
+# build/check/KERNEL/.rc for finish_vm. May run in the background.
+boot_vm() {
+	local k=$1 dir=$OUT/$1 start=$SECONDS tmo=${VM_TIMEOUT:-1500}
 	local ko=$TOP/build/$1/vroce.ko
 	local args
 
@@ -253,7 +259,7 @@ run_vm() {
 
 	[ -n "${VM_MEM:-}" ] && args+=(-m "$VM_MEM")
 	[ -n "${VM_CPUS:-}" ] && args+=(-c "$VM_CPUS")
-	rm -f "$dir/ksft.tap" "$dir/run.log"
+	rm -f "$dir/ksft.tap" "$dir/run.log" "$dir/.rc"
 	log "$k: booting the VM (timeout $tmo s)"
 	# Each script's result, with the seconds since the boot began.
 	# shellcheck disable=SC2086 # TESTS is a list of names
@@ -262,15 +268,21 @@ run_vm() {
 		while IFS= read -r line; do
 			echo "  [$k] +$((SECONDS - start)) s $line"
 		done
-	rc=${PIPESTATUS[0]}
-	log "$k: VM run: $((SECONDS - start)) s, exit $rc"
+	echo "${PIPESTATUS[0]}" >"$dir/.rc"
+	log "$k: VM run: $((SECONDS - start)) s, exit $(cat "$dir/.rc")"
+}
 
+# finish_vm KERNEL: count the results of boot_vm KERNEL, and its failure.
+finish_vm() {
+	local k=$1 dir=$OUT/$1 rc n
+
+	rc=$(cat "$dir/.rc" 2>/dev/null || echo 126)
 	tally "$k" "$dir"
 	n=$TALLIED
 
 	case $rc in
 	0) ;;
-	124) gate_failed "$k" "VM timed out (run.sh exit 124) after $((SECONDS - start)) s" ;;
+	124) gate_failed "$k" "VM timed out (run.sh exit 124)" ;;
 	125) gate_failed "$k" "kernel warning/BUG/KASAN/lockdep/kmemleak report in the guest (run.sh exit 125)" ;;
 	126) gate_failed "$k" "no status came back from the guest (run.sh exit 126)" ;;
 	*) gate_failed "$k" "guest command failed (exit $rc, build/check/$k/run.log)" ;;
@@ -282,6 +294,40 @@ run_vm() {
 	fi
 	[ "$n" -gt 0 ] || [ "$rc" != 0 ] || gate_failed "$k" "no test results (build/check/$k/run.log)"
 	log "$k: $TALLY"
+}
+
+# run_vms KERNEL...: boot_vm for each, then finish_vm for each in order.
+# With VM_JOBS=2 (the default) two VMs run at once: the debug kernel's (the
+# longest) beside the others, which take turns. A VM spends much of its
+# time waiting (timeouts, rate recovery, sleeps), and TCG runs each vCPU
+# in a host thread, so the two share the cores well.
+run_vms() {
+	local jobs=${VM_JOBS:-2} k pids=() queue=()
+
+	[ $# -gt 0 ] || return 0
+	[ "$jobs" = 1 ] || jobs=2
+	# The longest first, so that it overlaps all the others.
+	for k in "$@"; do
+		[ "$k" = debug ] && queue=("$k" "${queue[@]}") || queue+=("$k")
+	done
+	if [ "$jobs" -eq 1 ] || [ ${#queue[@]} -eq 1 ]; then
+		for k in "${queue[@]}"; do
+			boot_vm "$k"
+		done
+	else
+		boot_vm "${queue[0]}" &
+		pids+=($!)
+		(
+			for k in "${queue[@]:1}"; do
+				boot_vm "$k"
+			done
+		) &
+		pids+=($!)
+		wait "${pids[@]}"
+	fi
+	for k in "$@"; do
+		finish_vm "$k"
+	done
 }
 
 # The wire interop test between two VMs, rdma_rxe in vm1 and vroce in vm2
@@ -371,9 +417,7 @@ main() {
 	fi
 
 	if [ "$ksft_ok" = 1 ]; then
-		for k in "${built[@]}"; do
-			run_vm "$k"
-		done
+		run_vms "${built[@]}"
 		if k=$(pair_kernel "${built[@]}"); then
 			run_pair "$k"
 		fi
