@@ -24,16 +24,19 @@
  *
  * Source GID: its type (RoCE v1, RoCE v2 over IPv4 or IPv6) selects the
  * framing (tx.c). The destination MAC comes from the AH: ib_core resolves
- * it for user AHs, kernel consumers fill it in.
+ * it for user AHs, kernel consumers fill it in; for a multicast DGID it is
+ * the group's MAC (vroce_mcast_mac()), whatever the AH says.
  */
 
 #include <linux/etherdevice.h>
 #include <linux/xarray.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <uapi/rdma/rdma_user_rxe.h>
 
 #include "ah.h"
 #include "device.h"
+#include "mcast.h"
 #include "query.h"
 #include "tx.h"
 
@@ -155,6 +158,13 @@ int vroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 	return 0;
 }
 
+/* A multicast DGID: the group's MAC, the same for every kind of AH. */
+static void vroce_ah_av_mcast(struct vroce_ah_av *av)
+{
+	if (rdma_is_multicast_addr((struct in6_addr *)av->dgid.raw))
+		vroce_mcast_mac(&av->dgid, av->dmac);
+}
+
 /**
  * vroce_ah_av_get - copy the address vector of AH number @ah_num
  * @vdev: the device
@@ -189,6 +199,8 @@ int vroce_ah_av_get(struct vroce_dev *vdev, struct ib_pd *pd, u32 ah_num,
 		err = 0;
 	}
 	xa_unlock_irqrestore(&vdev->ahs, flags);
+	if (!err)
+		vroce_ah_av_mcast(av);
 	return err;
 }
 
@@ -218,6 +230,7 @@ int vroce_ah_av_from_user(struct vroce_dev *vdev, const struct rxe_av *uav,
 	av->traffic_class = uav->grh.traffic_class;
 	av->hop_limit = uav->grh.hop_limit;
 	av->sl = 0;
+	vroce_ah_av_mcast(av);
 	return 0;
 }
 

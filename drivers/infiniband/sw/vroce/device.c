@@ -64,6 +64,7 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 	vroce_mr_dev_init(vdev);
 	vroce_mw_dev_init(vdev);
 	vroce_ah_dev_init(vdev);
+	vroce_mcast_dev_init(vdev);
 	atomic_set(&vdev->num_cqs, 0);
 	atomic_set(&vdev->num_qps, 0);
 	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
@@ -211,6 +212,7 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 	list_del_init(&vdev->list);
 	mutex_unlock(&vroce_devs_lock);
 
+	vroce_mcast_dev_uninit(vdev);
 	vroce_ah_dev_uninit(vdev);
 	vroce_mw_dev_uninit(vdev);
 	vroce_mr_dev_uninit(vdev);

@@ -9,6 +9,7 @@
 
 #include "cc.h"
 #include "counters.h"
+#include "mcast.h"
 
 /**
  * struct vroce_dev - one virtual RNIC, bound to one Ethernet netdev
@@ -31,6 +32,7 @@
  * @ahs: address handles by number (ah.c: lookup and lifetime rules)
  * @ah_next: next number to try, for cyclic allocation (@ahs' lock)
  * @num_ahs: AHs allocated, bounded by attr.max_ah
+ * @mcast: multicast groups (mcast.c: locking and lifetime rules)
  * @num_cqs: CQs allocated, bounded by attr.max_cq
  * @num_qps: QPs allocated, bounded by attr.max_qp
  * @qps: QPs by QPN (allocating xarray; see qp.c for the lookup rules)
@@ -61,6 +63,7 @@ struct vroce_dev {
 	struct xarray ahs;
 	u32 ah_next;
 	atomic_t num_ahs;
+	struct vroce_mcast mcast;
 	atomic_t num_cqs;
 	atomic_t num_qps;
 	struct xarray qps;

@@ -14,6 +14,7 @@
 #include "cq.h"
 #include "counters.h"
 #include "device.h"
+#include "mcast.h"
 #include "mr.h"
 #include "mw.h"
 #include "ops.h"
@@ -37,6 +38,7 @@ const struct ib_device_ops vroce_dev_ops = {
 	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,
 	.alloc_ucontext = vroce_alloc_ucontext,
+	.attach_mcast = vroce_attach_mcast,
 	.create_ah = vroce_create_ah,
 	.create_cq = vroce_create_cq,
 	.create_qp = vroce_create_qp,
@@ -51,6 +53,7 @@ const struct ib_device_ops vroce_dev_ops = {
 	.destroy_cq = vroce_destroy_cq,
 	.destroy_qp = vroce_destroy_qp,
 	.destroy_srq = vroce_destroy_srq,
+	.detach_mcast = vroce_detach_mcast,
 	.disassociate_ucontext = vroce_disassociate_ucontext,
 	.fill_res_qp_entry = vroce_cc_fill_res_qp_entry,
 	.get_dma_mr = vroce_get_dma_mr,

@@ -17,7 +17,7 @@
  * Lifetime (QPN lookup, used by the receive path):
  * - QPNs come from vroce_dev.qps, an allocating xarray: 1 is the GSI QP,
  *   0 and 2..15 are never handed out, the rest is allocated cyclically
- *   below 2^24. The slot is reserved at the start of create_qp and the QP
+ *   below 0xffffff (the multicast QPN). The slot is reserved at the start of create_qp and the QP
  *   is stored in it only once it is complete.
  * - vroce_qp_get() looks a QP up under rcu_read_lock() and takes a
  *   reference with refcount_inc_not_zero(); vroce_qp_put() drops it.
@@ -37,6 +37,7 @@
 
 #include "cq.h"
 #include "device.h"
+#include "mcast.h"
 #include "mw.h"
 #include "qp.h"
 #include "query.h"
@@ -44,7 +45,8 @@
 
 #define VROCE_QPN_GSI 1
 #define VROCE_QPN_MIN 16
-#define VROCE_QPN_MAX 0xffffff
+/* 0xffffff is the multicast QPN (mcast.h). */
+#define VROCE_QPN_MAX 0xfffffe
 
 static int vroce_qp_check_caps(struct vroce_dev *vdev,
 			       const struct ib_qp_init_attr *init)
@@ -145,6 +147,7 @@ static void vroce_qp_setup(struct vroce_qp *qp,
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq.lock);
 	spin_lock_init(&qp->rq.lock);
+	INIT_LIST_HEAD(&qp->mcast);
 	qp->state = IB_QPS_RESET;
 	qp->is_user = udata;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -286,6 +289,8 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vroce_qp *qp = to_vqp(ibqp);
 
 	WRITE_ONCE(qp->dying, true);
+	/* Before the grace period: multicast receivers see the QP (mcast.c). */
+	vroce_mcast_qp_destroyed(qp);
 	xa_erase(&vdev->qps, ibqp->qp_num);
 	synchronize_rcu();
 	vroce_qp_put(qp);

@@ -52,6 +52,7 @@ struct vroce_av {
  * @req: requester and completer state, owned by the task
  * @resp: responder state, owned by the task
  * @cc: congestion control (NP, RP, pacer), owned by the task (cc_rp.c)
+ * @mcast: the QP's multicast attachments (mcast.c, vroce_mcast.lock)
  */
 struct vroce_qp {
 	struct ib_qp ibqp;
@@ -76,6 +77,7 @@ struct vroce_qp {
 	struct vroce_req req;
 	struct vroce_resp resp;
 	struct vroce_qp_cc cc;
+	struct list_head mcast;
 };
 
 static inline struct vroce_qp *to_vqp(struct ib_qp *ibqp)

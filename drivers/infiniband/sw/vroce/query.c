@@ -4,7 +4,8 @@
  * nothing more. The queue limits are those of the rings (queue.c); the
  * RDMA read/atomic depths bound the transport's per-QP limits. Memory
  * regions (mr.c), fast registration and memory windows of type 1 and 2B
- * (local_op.c, mw.c) are implemented.
+ * (local_op.c, mw.c) are implemented, and multicast groups of UD QPs
+ * (mcast.c).
  *
  * The attributes are set once before registration and are read-only after.
  * ib_core copies them into ib_device.attrs when the device registers.
@@ -28,6 +29,9 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 	attr->max_fast_reg_page_list_len = VROCE_MAX_FAST_REG_PAGES;
 	attr->max_mw = VROCE_MAX_MW;
 	attr->max_ah = VROCE_MAX_AH;
+	attr->max_mcast_grp = VROCE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = VROCE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = VROCE_MAX_TOTAL_MCAST_QP_ATTACH;
 	attr->max_qp = VROCE_MAX_QP;
 	attr->max_qp_wr = VROCE_MAX_QP_WR;
 	attr->max_send_sge = VROCE_MAX_SGE;

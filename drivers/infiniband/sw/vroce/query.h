@@ -23,6 +23,9 @@ struct vroce_dev;
 #define VROCE_MAX_SRQ_WR 0x4000
 #define VROCE_MAX_RD_ATOM 128
 #define VROCE_MAX_MSG_SIZE 0x80000000U
+#define VROCE_MAX_MCAST_GRP 0x2000
+#define VROCE_MAX_MCAST_QP_ATTACH 64
+#define VROCE_MAX_TOTAL_MCAST_QP_ATTACH 0x10000
 
 /* query.c APIs: */
 void vroce_query_init_attrs(struct vroce_dev *vdev);

@@ -31,7 +31,9 @@
  *  5. extension headers, pad and payload fit the opcode (rcvd_malformed);
  *  6. the default P_Key, full or limited member (rcvd_pkey_err).
  * A packet that passes counts in rcvd_pkts/rcvd_bytes and is demultiplexed
- * by BTH.DestQP to its QP's receive queue (vroce_qp_rx()).
+ * by BTH.DestQP to its QP's receive queue (vroce_qp_rx()), or, for DestQP
+ * 0xFFFFFF, by its destination address to the QPs attached to that
+ * multicast group (vroce_mcast_rx()).
  */
 
 #include <linux/if_ether.h>
@@ -40,11 +42,13 @@
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <net/inet_ecn.h>
+#include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
 
 #include "counters.h"
 #include "device.h"
 #include "icrc.h"
+#include "mcast.h"
 #include "opcode.h"
 #include "pkt.h"
 #include "qp.h"
@@ -162,29 +166,54 @@ static bool vroce_rx_ce(const struct vroce_rx_pkt *pkt)
 	return false;
 }
 
+/* The destination address as a GID: IPv4-mapped, IPv6 or the GRH's DGID. */
+static void vroce_rx_dgid(const struct vroce_rx_pkt *pkt, union ib_gid *dgid)
+{
+	if (pkt->type == VROCE_NET_V2_IPV4)
+		ipv6_addr_set_v4mapped(((const struct iphdr *)pkt->l3)->daddr,
+				       (struct in6_addr *)dgid->raw);
+	else if (pkt->type == VROCE_NET_V2_IPV6)
+		memcpy(dgid->raw, &((const struct ipv6hdr *)pkt->l3)->daddr,
+		       sizeof(dgid->raw));
+	else
+		memcpy(dgid->raw, ((const struct vroce_grh *)pkt->l3)->dgid,
+		       sizeof(dgid->raw));
+}
+
 /*
- * Hand the packet to the QP named by BTH.DestQP; its task (task.c) does
- * the rest. A packet for no QP counts in rcvd_no_qp (a CNP also in
- * rp_cnp_ignored) and is dropped.
+ * Hand the packet to the QP named by BTH.DestQP, or for the multicast QPN
+ * to the QPs of its group; their tasks (task.c) do the rest. A packet for
+ * no QP counts in rcvd_no_qp (a CNP also in rp_cnp_ignored) and is
+ * dropped.
  */
 static void vroce_rx_demux(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 {
 	struct vroce_rx_cb *cb = vroce_rx_cb(skb);
-	struct vroce_qp *qp;
+	u32 dqpn = vroce_bth_dqpn(pkt->bth);
+	struct vroce_qp *qp = NULL;
+	union ib_gid dgid;
 
-	qp = vroce_qp_get(pkt->vdev, vroce_bth_dqpn(pkt->bth));
-	if (!qp) {
-		vroce_rx_count(pkt, VROCE_CNT_RCVD_NO_QP);
-		if (pkt->bth->opcode == VROCE_OPCODE_CNP)
-			vroce_rx_count(pkt, VROCE_CNT_RP_CNP_IGNORED);
-		kfree_skb(skb);
-		return;
+	/* A CNP names the QP that sent the flow, never a group. */
+	if (dqpn != VROCE_QPN_MCAST || pkt->bth->opcode == VROCE_OPCODE_CNP) {
+		qp = vroce_qp_get(pkt->vdev, dqpn);
+		if (!qp) {
+			vroce_rx_count(pkt, VROCE_CNT_RCVD_NO_QP);
+			if (pkt->bth->opcode == VROCE_OPCODE_CNP)
+				vroce_rx_count(pkt, VROCE_CNT_RP_CNP_IGNORED);
+			kfree_skb(skb);
+			return;
+		}
 	}
 	cb->bth_off = (const u8 *)pkt->bth - skb->data;
 	cb->paylen = pkt->paylen;
 	cb->net_type = pkt->type;
 	cb->ce = vroce_rx_ce(pkt);
-	vroce_qp_rx(qp, skb);
+	if (qp) {
+		vroce_qp_rx(qp, skb);
+		return;
+	}
+	vroce_rx_dgid(pkt, &dgid);
+	vroce_mcast_rx(pkt->vdev, &dgid, skb);
 }
 
 /* Steps 2-6 of the validation, then the demux. Consumes @skb. */

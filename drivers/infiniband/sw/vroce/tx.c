@@ -10,7 +10,10 @@
  * from the caller (the address handle) and the frame goes out through
  * dev_queue_xmit() on the source GID's netdev, or, if it is addressed to
  * that netdev's own MAC address (a destination on this device), is
- * handed to the receive path directly (vroce_rx_loopback()).
+ * handed to the receive path directly (vroce_rx_loopback()). A multicast
+ * frame goes out and, when this device has QPs attached to its group, a
+ * clone goes to the receive path too: the netdev never returns a frame to
+ * its sender, and a NIC delivers multicast to its own attached QPs.
  *
  * IPv4 gets DF, TOS = traffic class, TTL = hop limit, an IP ID from
  * __ip_select_ident() and a UDP checksum of 0 (allowed for IPv4 and sent by
@@ -44,6 +47,7 @@
 #include "counters.h"
 #include "device.h"
 #include "icrc.h"
+#include "mcast.h"
 #include "net.h"
 #include "opcode.h"
 #include "rx.h"
@@ -350,6 +354,21 @@ static struct net_device *vroce_tx_netdev(const struct ib_gid_attr *attr)
 	return ndev;
 }
 
+/* A multicast frame for this device's own members of the group too. */
+static void vroce_tx_mcast_loop(struct vroce_dev *vdev,
+				const struct vroce_pkt_info *pi,
+				struct sk_buff *skb, gfp_t gfp)
+{
+	struct sk_buff *clone;
+
+	if (!is_multicast_ether_addr(pi->dmac) ||
+	    !vroce_mcast_has_group(vdev, &pi->dgid))
+		return;
+	clone = skb_clone(skb, gfp);
+	if (clone)
+		vroce_rx_loopback(clone);
+}
+
 /**
  * vroce_tx - build and send one RoCE packet
  * @vdev: the sending device, whose counters are updated
@@ -389,6 +408,7 @@ int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 		vroce_rx_loopback(skb);
 		err = NET_XMIT_SUCCESS;
 	} else {
+		vroce_tx_mcast_loop(vdev, pi, skb, gfp);
 		err = dev_queue_xmit(skb);
 	}
 	/* net_xmit_eval() evaluates its argument twice: no call in it. */

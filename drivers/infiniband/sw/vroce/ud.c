@@ -10,7 +10,10 @@
  * port's MTU (UD has no path MTU attribute), else the WQE completes with
  * IB_WC_LOC_LEN_ERR. A WQE completes once its packet is handed to the
  * netdev: UD is unreliable, a frame the netdev drops is a lost datagram.
- * Any WQE error moves the QP to ERR, as rdma_rxe does.
+ * Any WQE error moves the QP to ERR, as rdma_rxe does. A datagram to a
+ * multicast DGID goes to the group's MAC (ah.c) with DestQP 0xFFFFFF,
+ * whatever the WR's remote QPN, and reaches this device's QPs attached to
+ * the group too (tx.c, mcast.c).
  *
  * Receive: the DETH Q_Key must equal the QP's (QPN 1: the GSI Q_Key
  * 0x80010000), else the packet is counted (rcvd_qkey_err) and dropped;
@@ -35,6 +38,7 @@
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
+#include "mcast.h"
 #include "opcode.h"
 #include "qp.h"
 #include "xport.h"
@@ -107,6 +111,9 @@ static void vroce_ud_pkt(struct vroce_qp *qp, const struct rxe_send_wqe *wqe,
 	pi->pkey = VROCE_DEFAULT_PKEY;
 	pi->sqpn = qp->ibqp.qp_num;
 	pi->dqpn = wqe->wr.wr.ud.remote_qpn & VROCE_QPN_MASK;
+	/* Set by vroce_ah_av_to_pkt(): a group is addressed as QP 0xFFFFFF. */
+	if (rdma_is_multicast_addr((struct in6_addr *)pi->dgid.raw))
+		pi->dqpn = VROCE_QPN_MCAST;
 	pi->psn = qp->req.psn;
 	qp->req.psn = vroce_psn_add(qp->req.psn, 1);
 	pi->ext.deth.qkey = cpu_to_be32(qkey);

@@ -12,7 +12,9 @@
 # -c UD and ib_write_bw -c UC. Then rdma_cm, which runs over the GSI QP
 # (ib_cm's MADs): rping with data verification, ucmatose, udaddy, and
 # perftest's write, read and send with -R, over IPv4 and IPv6 with RoCE v2,
-# and over IPv4 with RoCE v1 (rdma_cm's default_roce_mode in configfs).
+# and over IPv4 with RoCE v1 (rdma_cm's default_roce_mode in configfs);
+# mckey (rdma_cm multicast over UD) between the namespaces and within one
+# device, over IPv4 (rdma_cm has no RoCE v2 multicast over IPv6).
 # perftest results are checked for a zero exit status and a result row,
 # never for speed. Every program runs under timeout(1).
 #
@@ -24,7 +26,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TMO=${UD_TIMEOUT:-180}
 ITERS=5
 TOOLS=(ip rdma ss timeout ibv_ud_pingpong ibv_uc_pingpong ib_send_bw
-       ib_send_lat ib_write_bw ib_read_bw rping ucmatose udaddy)
+       ib_send_lat ib_write_bw ib_read_bw rping ucmatose udaddy mckey stdbuf)
 vroce_require "${TOOLS[@]}"
 
 NS_A=
@@ -212,6 +214,29 @@ udaddy_pair() {
 		udaddy -s "$CM_IP" -C 4 -S 500
 }
 
+mckey_receiving() {
+	grep -q "receiving data transfers" "$VROCE_LOG.srv"
+}
+
+# mckey: a receiver in udb's namespace, then a sender in uda's; the
+# receiver exits 0 once it got every message.
+mckey_pair() {
+	run_pair mckey_receiving - stdbuf -oL mckey -m 239.1.2.5 -b 192.0.2.2 -C 4 -- \
+		mckey -m 239.1.2.5 -b 192.0.2.1 -s -C 4
+}
+
+# mckey within one device (uda): its multicast loops back to its QPs.
+mckey_loop() {
+	local saved=("${EXEC_B[@]}") rc
+
+	EXEC_B=("${EXEC_A[@]}")
+	run_pair mckey_receiving - stdbuf -oL mckey -m 239.1.2.6 -b 192.0.2.1 -C 4 -- \
+		mckey -m 239.1.2.6 -b 192.0.2.1 -s -C 4
+	rc=$?
+	EXEC_B=("${saved[@]}")
+	return $rc
+}
+
 # roce_mode MODE: rdma_cm's default RoCE mode of both devices.
 roce_mode() {
 	local d dir
@@ -282,6 +307,8 @@ cm_cases() {
 	echo "v2-4|ib_write_bw -R|perf 65536 ib_write_bw -R"
 	echo "v2-4|ib_read_bw -R|perf 65536 ib_read_bw -R"
 	echo "v2-4|ib_send_bw -R|perf 65536 ib_send_bw -R"
+	echo "v2-4 v1 lean|mckey|mckey_pair"
+	echo "v2-4|mckey loopback|mckey_loop"
 }
 
 KINDS=(v2-4 v2-6 v1)
@@ -305,6 +332,7 @@ run_case() {
 	[ -z "${UD_FULL:-}" ] || why=
 	case "$2:$rest" in
 	v2-6:*" -R"*) why="perftest's rdma_cm server listens on IPv4 only" ;;
+	v2-6:mckey*) why="rdma_cm has no RoCE v2 multicast over IPv6" ;;
 	esac
 	if [ -n "$why" ]; then
 		ktap_test_skip "$1 ${rest%%|*}: $why"

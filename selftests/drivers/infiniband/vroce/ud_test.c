@@ -7,7 +7,11 @@
  * datagram completing with LOC_LEN_ERR, Q_Key mismatches and datagrams
  * without a receive WQE dropped, the privileged Q_Key rule. UC: SEND, RDMA
  * WRITE and WRITE with immediate across MTU boundaries, byte for byte, and
- * READ refused. AHs: creation errors. Run by ud.sh:
+ * READ refused. AHs: creation errors. Multicast: two QPs of the peer's
+ * device and one of the sender's attached to a group (an IPv4-mapped MGID
+ * for RoCE v2 over IPv4, else an IPv6 one) each receive a datagram sent to
+ * it byte for byte, each with its own Q_Key check; detach stops delivery,
+ * re-attach restarts it; the errors of attach and detach. Run by ud.sh:
  *   VROCE_DEV, VROCE_PEER_DEV  the sender's and the receiver's device
  *                              (the same name for a single-device loopback)
  *   VROCE_GID, VROCE_PEER_GID  their GID indices; if unset, the first RoCE
@@ -256,22 +260,27 @@ static struct ibv_ah *make_ah(struct side *s, struct side *peer)
 }
 
 /* RESET -> INIT -> RTR -> RTS of a UD QP with Q_Key @qkey. */
-static int ud_ready(struct side *s, uint32_t qkey)
+static int ud_qp_ready(struct ibv_qp *qp, uint32_t qkey)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
 		.qkey = qkey,
 	};
 
-	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_QKEY))
 		return -1;
 	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE))
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
 		return -1;
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = 0x123;
-	return ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static int ud_ready(struct side *s, uint32_t qkey)
+{
+	return ud_qp_ready(s->qp, qkey);
 }
 
 static int uc_connect(struct side *s, struct side *peer, uint32_t sq_psn,
@@ -594,6 +603,333 @@ TEST_F_TIMEOUT(ud, ah_errors, TEST_TIMEOUT_S)
 		ASSERT_NE(NULL, ah) TH_LOG("%s", strerror(errno));
 		EXPECT_EQ(0, ibv_destroy_ah(ah));
 	}
+}
+
+/*
+ * Multicast: receivers rx[0] and rx[1] on the peer's device (over the veth
+ * in ud.sh) and rx[2] on the sender's (the device's own loopback).
+ */
+#define MCAST_QPN	0xffffffu
+#define MCAST_RX	3
+#define MCAST_RX_OFF	(64 * 1024)
+
+struct mrx {
+	struct side *s;		/* its device's PD, MR and buffer */
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint32_t off;		/* its receive buffer in s->buf */
+	int attached;
+};
+
+FIXTURE(mcast) {
+	struct side a;
+	struct side b;
+	struct ibv_ah *mah;	/* a's AH to the group */
+	union ibv_gid mgid;
+	struct mrx rx[MCAST_RX];
+};
+
+/* The verbs return an errno, or -1 and set errno (older providers). */
+static int verr(int rc)
+{
+	return rc < 0 ? errno : rc;
+}
+
+/*
+ * A group of the sender's address family: ::ffff:239.1.2.<n> for RoCE v2
+ * over IPv4, ff0e::1234:56<n> otherwise.
+ */
+static void mcast_gid(const struct side *s, uint8_t n, union ibv_gid *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (s->gid_type == IBV_GID_TYPE_ROCE_V2 &&
+	    IN6_IS_ADDR_V4MAPPED((struct in6_addr *)s->gid.raw)) {
+		g->raw[10] = 0xff;
+		g->raw[11] = 0xff;
+		g->raw[12] = 239;
+		g->raw[13] = 1;
+		g->raw[14] = 2;
+		g->raw[15] = n;
+		return;
+	}
+	g->raw[0] = 0xff;
+	g->raw[1] = 0x0e;
+	g->raw[13] = 0x34;
+	g->raw[14] = 0x56;
+	g->raw[15] = n;
+}
+
+static struct ibv_qp *ud_qp(struct side *s, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = DEPTH,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(s->pd, &init);
+}
+
+FIXTURE_SETUP(mcast)
+{
+	struct ibv_ah_attr attr = { .is_global = 1, .port_num = 1 };
+	int i;
+
+	if (pair_open(_metadata, &self->a, &self->b, IBV_QPT_UD))
+		return;
+	ASSERT_EQ(0, ud_ready(&self->a, QKEY)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, ud_ready(&self->b, QKEY)) TH_LOG("%s", strerror(errno));
+	self->a.ah = make_ah(&self->a, &self->b);
+	ASSERT_NE(NULL, self->a.ah) TH_LOG("create_ah: %s", strerror(errno));
+	mcast_gid(&self->a, 3, &self->mgid);
+	attr.grh.dgid = self->mgid;
+	attr.grh.sgid_index = self->a.gid_idx;
+	attr.grh.hop_limit = 64;
+	self->mah = ibv_create_ah(self->a.pd, &attr);
+	ASSERT_NE(NULL, self->mah) TH_LOG("create_ah: %s", strerror(errno));
+	for (i = 0; i < MCAST_RX; i++) {
+		struct mrx *r = &self->rx[i];
+
+		r->s = i < 2 ? &self->b : &self->a;
+		r->off = RECV_OFF + i * MCAST_RX_OFF;
+		r->cq = ibv_create_cq(r->s->ctx, DEPTH, NULL, NULL, 0);
+		ASSERT_NE(NULL, r->cq);
+		r->qp = ud_qp(r->s, r->cq);
+		ASSERT_NE(NULL, r->qp) TH_LOG("create_qp: %s", strerror(errno));
+		ASSERT_EQ(0, ud_qp_ready(r->qp, QKEY));
+	}
+}
+
+FIXTURE_TEARDOWN(mcast)
+{
+	int i;
+
+	/*
+	 * A QP still attached is not destroyed (EBUSY), nor then its CQ:
+	 * closing the context detaches and destroys them.
+	 */
+	for (i = 0; i < MCAST_RX; i++) {
+		if (self->rx[i].qp)
+			ibv_destroy_qp(self->rx[i].qp);
+		if (self->rx[i].cq)
+			ibv_destroy_cq(self->rx[i].cq);
+	}
+	if (self->mah)
+		ibv_destroy_ah(self->mah);
+	side_close(&self->a);
+	side_close(&self->b);
+}
+
+static void mrx_attach(struct __test_metadata *_metadata, struct mrx *r,
+		       const union ibv_gid *mgid, int attach)
+{
+	int rc = attach ? ibv_attach_mcast(r->qp, mgid, 0) :
+			  ibv_detach_mcast(r->qp, mgid, 0);
+
+	ASSERT_EQ(0, verr(rc)) TH_LOG("%s: %s", attach ? "attach" : "detach",
+				      strerror(verr(rc)));
+	r->attached = attach;
+}
+
+static void mrx_post(struct __test_metadata *_metadata, struct mrx *r,
+		     uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)r->s->buf + r->off,
+		.length = GRH_BYTES + r->s->mtu, .lkey = r->s->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	memset(r->s->buf + r->off, 0xa5, GRH_BYTES + r->s->mtu + GUARD);
+	ASSERT_EQ(0, ibv_post_recv(r->qp, &wr, &bad));
+}
+
+/* a sends @len bytes of @seed with @qkey through @ah to @qpn. */
+static void send_to(struct __test_metadata *_metadata, struct side *a,
+		    struct ibv_ah *ah, uint32_t qpn, uint32_t len,
+		    uint32_t seed, uint32_t qkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->buf, .length = len, .lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = seed, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	fill(a->buf, len, seed);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = qkey;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
+	expect_wc(_metadata, a->scq, seed, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+}
+
+/* @r's next completion is @wr_id: @len bytes of @seed to @dgid from a. */
+static void mrx_expect(struct __test_metadata *_metadata, struct mrx *r,
+		       struct side *a, uint64_t wr_id, uint32_t len,
+		       uint32_t seed, const union ibv_gid *dgid)
+{
+	const uint8_t *g = r->s->buf + r->off;
+	struct ibv_wc wc;
+
+	expect_wc(_metadata, r->cq, wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	EXPECT_EQ(GRH_BYTES + len, wc.byte_len);
+	EXPECT_EQ(a->qp->qp_num, wc.src_qp);
+	EXPECT_EQ(r->qp->qp_num, wc.qp_num);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_GRH);
+	/* The destination address in the GRH area is the group's. */
+	if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)dgid->raw) &&
+	    a->gid_type == IBV_GID_TYPE_ROCE_V2) {
+		EXPECT_EQ(0, memcmp(g + 36, dgid->raw + 12, 4));
+	} else {
+		EXPECT_EQ(0, memcmp(g + 24, dgid->raw, 16));
+	}
+	EXPECT_EQ(-1, mismatch(g + GRH_BYTES, len, seed))
+		TH_LOG("rx qp %u: first bad byte at %ld", r->qp->qp_num,
+		       mismatch(g + GRH_BYTES, len, seed));
+	EXPECT_EQ(0xa5, g[GRH_BYTES + len]);
+}
+
+/* Every attached receiver gets one datagram of @len bytes of @seed. */
+static void mcast_round(struct __test_metadata *_metadata,
+			FIXTURE_DATA(mcast) *self, uint32_t len, uint32_t seed)
+{
+	int i;
+
+	for (i = 0; i < MCAST_RX; i++)
+		mrx_post(_metadata, &self->rx[i], seed);
+	send_to(_metadata, &self->a, self->mah, MCAST_QPN, len, seed, QKEY);
+	for (i = 0; i < MCAST_RX; i++)
+		if (self->rx[i].attached)
+			mrx_expect(_metadata, &self->rx[i], &self->a, seed, len,
+				   seed, &self->mgid);
+}
+
+/*
+ * Delivery to every attached QP, byte for byte; detach stops it (the
+ * detached QP's receive WQE takes the next datagram sent to it directly),
+ * re-attach restarts it; each QP applies its own Q_Key.
+ */
+TEST_F_TIMEOUT(mcast, deliver, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a;
+	struct mrx *rx = self->rx;
+	int i;
+
+	for (i = 0; i < MCAST_RX; i++)
+		mrx_attach(_metadata, &rx[i], &self->mgid, 1);
+	mcast_round(_metadata, self, a->mtu, 1);
+	mcast_round(_metadata, self, 1, 2);
+
+	/* rx[1] detached: its WQE (wr_id 3) stays for the unicast one. */
+	mrx_attach(_metadata, &rx[1], &self->mgid, 0);
+	mcast_round(_metadata, self, 200, 3);
+	send_to(_metadata, a, a->ah, rx[1].qp->qp_num, 77, 4, QKEY);
+	mrx_expect(_metadata, &rx[1], a, 3, 77, 4, &self->b.gid);
+
+	mrx_attach(_metadata, &rx[1], &self->mgid, 1);
+	mcast_round(_metadata, self, 300, 5);
+
+	/* rx[0]'s Q_Key differs: only the datagram with its Q_Key arrives. */
+	{
+		struct ibv_qp_attr attr = { .qkey = QKEY_OTHER };
+
+		ASSERT_EQ(0, ibv_modify_qp(rx[0].qp, &attr, IBV_QP_QKEY));
+	}
+	mrx_post(_metadata, &rx[0], 6);
+	send_to(_metadata, a, self->mah, MCAST_QPN, 60, 6, QKEY);
+	send_to(_metadata, a, self->mah, MCAST_QPN, 70, 7, QKEY_OTHER);
+	mrx_expect(_metadata, &rx[0], a, 6, 70, 7, &self->mgid);
+}
+
+/* A group without QPs on a device: the datagram is counted and dropped. */
+TEST_F_TIMEOUT(mcast, no_member, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	long long old = counter(b->name, "rcvd_no_qp");
+
+	/*
+	 * Over RoCE v2 the host IP stack drops datagrams of a group the
+	 * interface has not joined, before vroce sees them.
+	 */
+	if (a->gid_type != IBV_GID_TYPE_ROCE_V1)
+		SKIP(return, "RoCE v2: dropped by the IP stack, not counted");
+	mrx_attach(_metadata, &self->rx[0], &self->mgid, 1);
+	mrx_attach(_metadata, &self->rx[0], &self->mgid, 0);
+	send_to(_metadata, a, self->mah, MCAST_QPN, 10, 1, QKEY);
+	wait_counter(b->name, "rcvd_no_qp", old);
+	if (old >= 0)
+		EXPECT_LT(old, counter(b->name, "rcvd_no_qp"));
+}
+
+/*
+ * The errors of attach and detach; the per-group limit; an attached QP
+ * cannot be destroyed, and closing its context detaches it.
+ */
+TEST_F_TIMEOUT(mcast, errors, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	struct ibv_qp_init_attr init = {
+		.send_cq = b->scq, .recv_cq = b->rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qps[256], *qp = self->rx[0].qp;
+	struct ibv_device_attr dattr;
+	union ibv_gid g2;
+	int i, n;
+
+	ASSERT_EQ(0, ibv_query_device(b->ctx, &dattr));
+	EXPECT_LT(0, dattr.max_mcast_grp);
+	EXPECT_LT(0, dattr.max_mcast_qp_attach);
+	EXPECT_LE(dattr.max_mcast_qp_attach, dattr.max_total_mcast_qp_attach);
+
+	/* Not a multicast GID. */
+	EXPECT_EQ(EINVAL, verr(ibv_attach_mcast(qp, &a->gid, 0)));
+	/* Not attached. */
+	EXPECT_EQ(EINVAL, verr(ibv_detach_mcast(qp, &self->mgid, 0)));
+	/* Twice is once; one detach undoes it. */
+	EXPECT_EQ(0, verr(ibv_attach_mcast(qp, &self->mgid, 0)));
+	EXPECT_EQ(0, verr(ibv_attach_mcast(qp, &self->mgid, 0)));
+	EXPECT_EQ(0, verr(ibv_detach_mcast(qp, &self->mgid, 0)));
+	EXPECT_EQ(EINVAL, verr(ibv_detach_mcast(qp, &self->mgid, 0)));
+	/* Not a UD QP. */
+	qps[0] = ibv_create_qp(b->pd, &init);
+	ASSERT_NE(NULL, qps[0]) TH_LOG("create_qp: %s", strerror(errno));
+	EXPECT_EQ(EINVAL, verr(ibv_attach_mcast(qps[0], &self->mgid, 0)));
+	EXPECT_EQ(0, ibv_destroy_qp(qps[0]));
+
+	/* max_mcast_qp_attach QPs in one group, and no more. */
+	n = dattr.max_mcast_qp_attach;
+	if (n + 1 > (int)(sizeof(qps) / sizeof(qps[0])))
+		SKIP(return, "max_mcast_qp_attach %d: too many QPs", n);
+	mcast_gid(a, 4, &g2);
+	for (i = 0; i <= n; i++) {
+		qps[i] = ud_qp(b, b->rcq);
+		ASSERT_NE(NULL, qps[i]) TH_LOG("create_qp: %s", strerror(errno));
+		EXPECT_EQ(i < n ? 0 : ENOMEM,
+			  verr(ibv_attach_mcast(qps[i], &g2, 0)))
+			TH_LOG("QP %d of %d", i + 1, n + 1);
+	}
+	/*
+	 * ib_core refuses to destroy an attached QP; detached, it goes. The
+	 * last 4 stay attached: closing the context detaches them (teardown).
+	 */
+	for (i = 0; i <= n; i++) {
+		if (i >= n - 4 && i < n)
+			continue;
+		EXPECT_EQ(i < n ? EBUSY : 0, verr(ibv_destroy_qp(qps[i])));
+		if (i == n)
+			break;
+		EXPECT_EQ(0, verr(ibv_detach_mcast(qps[i], &g2, 0)));
+		EXPECT_EQ(0, verr(ibv_destroy_qp(qps[i])));
+	}
+	/* Usable again, and delivery works after all that. */
+	for (i = 0; i < MCAST_RX; i++)
+		mrx_attach(_metadata, &self->rx[i], &self->mgid, 1);
+	mcast_round(_metadata, self, 100, 9);
 }
 
 FIXTURE(uc) {

@@ -62,8 +62,10 @@ TEST_F(dev, query_device_is_honest)
 	EXPECT_LT(0, attr.max_srq_wr);
 	EXPECT_NE(0, attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE);
 	EXPECT_LT(0, attr.max_ah);
-	/* No multicast yet. */
-	EXPECT_EQ(0, attr.max_mcast_grp);
+	/* Multicast groups of UD QPs (ud_test's mcast cases use them). */
+	EXPECT_LT(0, attr.max_mcast_grp);
+	EXPECT_LT(0, attr.max_mcast_qp_attach);
+	EXPECT_LE(attr.max_mcast_qp_attach, attr.max_total_mcast_qp_attach);
 	EXPECT_EQ(IBV_ATOMIC_HCA, attr.atomic_cap);
 	EXPECT_LT(0, attr.max_qp_rd_atom);
 	EXPECT_LT(0, attr.max_qp_init_rd_atom);
