@@ -37,6 +37,7 @@
  */
 
 #include <linux/if_ether.h>
+#include <linux/if_vlan.h>
 #include <linux/ipv6.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
@@ -208,6 +209,8 @@ static void vroce_rx_demux(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	cb->paylen = pkt->paylen;
 	cb->net_type = pkt->type;
 	cb->ce = vroce_rx_ce(pkt);
+	cb->vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) :
+					      VROCE_RX_NO_VLAN;
 	if (qp) {
 		vroce_qp_rx(qp, skb);
 		return;

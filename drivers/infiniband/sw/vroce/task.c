@@ -101,6 +101,18 @@ void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 	vroce_task_queue(qp);
 }
 
+/*
+ * An opcode of another transport than the QP's (a UD SEND at an RC QP, an
+ * RC request at a UC QP): a header validation failure, silently dropped
+ * and counted as a UD QP counts it (ud.c); the QP is not affected.
+ */
+static void vroce_task_drop_opcode(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	vroce_counter_inc(&to_vdev(qp->ibqp.device)->counters,
+			  VROCE_CNT_RCVD_OPCODE_ERR);
+	kfree_skb(skb);
+}
+
 static void vroce_task_rx(struct vroce_qp *qp, struct sk_buff *skb)
 {
 	const struct vroce_opcode_info *op = vroce_opcode(vroce_rx_bth(skb)->opcode);
@@ -123,13 +135,13 @@ static void vroce_task_rx(struct vroce_qp *qp, struct sk_buff *skb)
 		if (op->qp_types & VROCE_QPT_UC)
 			vroce_resp_rx(qp, skb);
 		else
-			kfree_skb(skb);
+			vroce_task_drop_opcode(qp, skb);
 		return;
 	default:
 		break;
 	}
 	if (!(op->qp_types & VROCE_QPT_RC)) {
-		kfree_skb(skb);
+		vroce_task_drop_opcode(qp, skb);
 		return;
 	}
 	if (op->flags & VROCE_OP_RESPONSE)

@@ -26,7 +26,8 @@
  * and counted (resp_local_length_error) and the WQE is kept for the next
  * one (IBTA class D). The completion has the source QP from the DETH,
  * IB_WC_GRH, and for kernel consumers (the MAD layer, ib_cm) the network
- * header type, from which ib_core builds the reply's AH.
+ * header type and, if it came in on a VLAN netdev, its VLAN ID, from which
+ * ib_core builds the reply's AH (the GID of that VLAN netdev).
  *
  * Context: the QP's task (task.c), which owns req and resp state.
  */
@@ -258,6 +259,11 @@ static void vroce_ud_complete(struct vroce_qp *qp, struct sk_buff *skb,
 		wc.wc_flags |= IB_WC_WITH_IMM;
 		wc.ex.imm_data = ((struct vroce_immdt *)
 				  vroce_pkt_hdr(skb, VROCE_HDR_IMMDT))->imm;
+	}
+	/* ib_init_ah_attr_from_wc() picks the reply's GID by VLAN. */
+	if (vroce_rx_cb(skb)->vlan_id != VROCE_RX_NO_VLAN) {
+		wc.wc_flags |= IB_WC_WITH_VLAN;
+		wc.vlan_id = vroce_rx_cb(skb)->vlan_id;
 	}
 	vroce_sge_cursor_done(&qp->resp.cur);
 	qp->resp.have_rwqe = false;

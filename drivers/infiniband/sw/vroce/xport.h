@@ -205,13 +205,18 @@ struct vroce_resp {
  * @paylen: payload bytes, without pad and ICRC
  * @net_type: enum vroce_net_type
  * @ce: RoCEv2 with CE in the IP ECN field (congestion experienced)
+ * @vlan_id: the VLAN ID of the VLAN netdev it arrived on, or
+ *	VROCE_RX_NO_VLAN (a UD completion's vlan_id, for kernel consumers)
  */
 struct vroce_rx_cb {
 	u16 bth_off;
 	u16 paylen;
 	u8 net_type;
 	bool ce;
+	u16 vlan_id;
 };
+
+#define VROCE_RX_NO_VLAN 0xffff
 
 static inline struct vroce_rx_cb *vroce_rx_cb(struct sk_buff *skb)
 {

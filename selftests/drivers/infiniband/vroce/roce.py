@@ -11,6 +11,9 @@ sections 1-3 independently of the driver's C code.
   roce.py gid ...  print the index of a GID in the device's GID table
   roce.py decode   check a capture of RC traffic (any RoCEv2 peers) with
                    tshark and our own ICRC
+  roce.py live ... send bad frames at live RC and UD QPs (inject_test holds
+                   them) and check each is dropped and counted, changes
+                   nothing else, and the QPs keep working
 
 Run as root. The peer side runs in another network namespace: its sockets
 are opened there with setns(2), everything else runs where we are.
@@ -40,6 +43,7 @@ CLONE_NEWNET = 0x40000000
 
 # BTH opcodes (IBTA; SPEC.md 3.2) and the extension header bytes after the BTH.
 OPCODES = {
+    "RC_SEND_MIDDLE": (0x01, 0),
     "RC_SEND_ONLY": (0x04, 0),
     "RC_SEND_ONLY_WITH_IMMEDIATE": (0x05, 4),
     "RC_RDMA_WRITE_ONLY": (0x0A, 16),
@@ -120,8 +124,9 @@ def roce_body(opcode, paylen, **kw):
     code, ext = OPCODES[opcode]
     pad = -paylen % 4
     kw.setdefault("pad", pad)
+    hdrs = kw.pop("hdrs", None) or bytes(ext)
     return (bth(code, kw.pop("dqpn", 0x11), kw.pop("psn", 0), **kw) +
-            bytes(ext) + bytes(i & 0xFF for i in range(paylen)) + bytes(pad))
+            hdrs + bytes(i & 0xFF for i in range(paylen)) + bytes(pad))
 
 
 def frame_v2(kind, src, dst, body, tclass=0, ttl=64, corrupt_icrc=False,
@@ -487,10 +492,12 @@ def rx_cases(kind):
 
 
 def rx_body(c):
+    """c: the case; dqpn, psn and hdrs (the extension headers) if given."""
     if "truncate" in c:
-        return bth(0x04, 0x11, 0)[:c["truncate"]]
-    kw = {k: c[k] for k in ("pad", "tver", "pkey") if k in c}
-    body = roce_body(c["op"], c["paylen"], dqpn=0x123, psn=7, **kw)
+        return bth(0x04, c.get("dqpn", 0x11), c.get("psn", 0))[:c["truncate"]]
+    kw = {k: c[k] for k in ("pad", "tver", "pkey", "hdrs") if k in c}
+    body = roce_body(c["op"], c["paylen"], dqpn=c.get("dqpn", 0x123),
+                     psn=c.get("psn", 7), **kw)
     if "code" in c:
         body = bytes([c["code"]]) + body[1:]
     body += bytes(c.get("extra", 0))
@@ -502,7 +509,7 @@ def rx_body(c):
 def rx_frame(a, c):
     if c.get("udp_short"):
         # A UDP datagram of 8 + 12 bytes: BTH but no room for an ICRC.
-        body = bth(0x04, 0x11, 0)
+        body = bth(0x04, c.get("dqpn", 0x11), c.get("psn", 0))
         src = ipaddress.ip_address(a.sip)
         dst = ipaddress.ip_address(a.dip)
         l3 = frame_v2(a.kind, src, dst, body)[:-4]
@@ -569,6 +576,246 @@ def cmd_rx(a):
         print("# %s: %s, counters moved %s" %
               (name, "ok" if ok else "BAD", moved))
         expect(ok, "%s: want %s" % (name, want))
+
+
+# ---------------------------------------------------------------- live
+
+MALFORMED = {"rcvd_malformed": 1}
+OPCODE_ERR = {"rcvd_opcode_err": 1}
+# What the receive path passed on to a QP that then drops it (it counts in
+# rcvd_pkts and rcvd_bytes first: vroce.rst, Counters).
+PASSED = {"rcvd_pkts": 1}
+
+
+def live_common(kind, op, paylen, hdrs=None):
+    """Header validation failures at any QP (IBTA: malformed packets are
+    silently dropped): exactly one counter moves."""
+    base = dict(op=op, paylen=paylen)
+    if hdrs:
+        base["hdrs"] = hdrs
+    cases = [
+        ("bad ICRC", dict(base, corrupt=True), {"rx_icrc_encapsulated": 1}),
+        ("TVer 1", dict(base, tver=1), {"rcvd_tver_err": 1}),
+        ("P_Key 0x1234", dict(base, pkey=0x1234), {"rcvd_pkey_err": 1}),
+        ("P_Key 0x0000", dict(base, pkey=0), {"rcvd_pkey_err": 1}),
+        ("truncated BTH: DestQP, no PSN", dict(truncate=8), MALFORMED),
+        ("pad 3 with 0 payload bytes", dict(base, paylen=0, pad=3),
+         MALFORMED),
+        ("payload not a multiple of 4", dict(base, extra=1), MALFORMED),
+        ("unknown opcode 0x1f", dict(base, code=0x1F), OPCODE_ERR),
+        ("RD opcode 0x44", dict(base, code=0x44), OPCODE_ERR),
+        ("XRC opcode 0xa4", dict(base, code=0xA4), OPCODE_ERR),
+        ("manufacturer opcode 0xe0", dict(base, code=0xE0), OPCODE_ERR),
+    ]
+    if kind == "v1":
+        cases += [
+            ("GRH next header UDP", dict(base, next_hdr=0x11), MALFORMED),
+            ("GRH payload length beyond the frame",
+             dict(base, paylen_delta=64), MALFORMED),
+        ]
+    else:
+        cases += [
+            ("BTH without an ICRC", dict(truncate=12), MALFORMED),
+            ("UDP length shorter than BTH + ICRC", dict(udp_short=True),
+             MALFORMED),
+        ]
+    return cases
+
+
+def live_rc_cases(kind, q):
+    """Frames at the live RC QP, at the PSN it expects next."""
+    cases = live_common(kind, "RC_SEND_ONLY", 8) + [
+        ("RETH cut short", dict(op="RC_RDMA_WRITE_ONLY", paylen=0, cut=8),
+         MALFORMED),
+        ("ImmDt cut short",
+         dict(op="RC_SEND_ONLY_WITH_IMMEDIATE", paylen=0, cut=4), MALFORMED),
+        ("AtomicETH cut short", dict(op="RC_COMPARE_SWAP", paylen=0, cut=8),
+         MALFORMED),
+        ("payload on an ACK", dict(op="RC_ACKNOWLEDGE", paylen=4), MALFORMED),
+        ("reserved RC opcode 0x15", dict(op="RC_SEND_ONLY", paylen=8,
+                                         code=0x15), OPCODE_ERR),
+        # Valid headers of another transport: the QP drops them.
+        ("UD SEND (with a DETH) at the RC QP",
+         dict(op="UD_SEND_ONLY", paylen=8,
+              hdrs=struct.pack("!II", q["qkey"], q["peer_ud_qpn"])),
+         dict(PASSED, **OPCODE_ERR)),
+        ("UC SEND at the RC QP", dict(op="UC_SEND_ONLY", paylen=8),
+         dict(PASSED, **OPCODE_ERR)),
+    ]
+    return [(n, dict(c, dqpn=q["rc_qpn"], psn=q["rc_psn"]), w, "idle")
+            for n, c, w in cases]
+
+
+def live_ud_cases(kind, q):
+    """Frames at the live UD QP: two good ones first (they are delivered:
+    the frames reach the QP), then bad ones."""
+    deth = struct.pack("!II", q["qkey"], q["peer_ud_qpn"])
+    src = "%#x" % q["peer_ud_qpn"]
+    cases = [
+        ("good UD SEND 256 bytes: delivered",
+         dict(op="UD_SEND_ONLY", paylen=256, hdrs=deth), PASSED,
+         "ud_recv 256 " + src),
+        ("limited-member P_Key 0x7fff: delivered",
+         dict(op="UD_SEND_ONLY", paylen=20, hdrs=deth, pkey=0x7FFF), PASSED,
+         "ud_recv 20 " + src),
+    ]
+    bad = live_common(kind, "UD_SEND_ONLY", 64, deth) + [
+        ("wrong Q_Key",
+         dict(op="UD_SEND_ONLY", paylen=64,
+              hdrs=struct.pack("!II", q["qkey"] ^ 1, q["peer_ud_qpn"])),
+         dict(PASSED, rcvd_qkey_err=1)),
+        ("the GSI Q_Key at a UD QP",
+         dict(op="UD_SEND_ONLY", paylen=64,
+              hdrs=struct.pack("!II", 0x80010000, q["peer_ud_qpn"])),
+         dict(PASSED, rcvd_qkey_err=1)),
+        ("DETH cut short", dict(op="UD_SEND_ONLY", paylen=0, hdrs=deth,
+                                cut=4), MALFORMED),
+        ("ImmDt cut short", dict(op="UD_SEND_ONLY_WITH_IMMEDIATE", paylen=0,
+                                 hdrs=deth + bytes(4), cut=4), MALFORMED),
+        ("unknown UD opcode 0x7f", dict(op="UD_SEND_ONLY", paylen=64,
+                                        hdrs=deth, code=0x7F), OPCODE_ERR),
+        ("RC SEND at the UD QP", dict(op="RC_SEND_ONLY", paylen=8),
+         dict(PASSED, **OPCODE_ERR)),
+    ]
+    cases += [(n, c, w, "idle") for n, c, w in bad]
+    return [(n, dict(c, dqpn=q["ud_qpn"], psn=0), w, chk)
+            for n, c, w, chk in cases]
+
+
+class Peer:
+    """inject_test: the QPs, and its commands."""
+
+    def __init__(self, prog):
+        self.p = subprocess.Popen([prog], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE,
+                                  universal_newlines=True)
+        line = self.p.stdout.readline().strip()
+        print("# inject_test: " + line)
+        self.info = {}
+        for kv in line.split():
+            k, _, v = kv.partition("=")
+            self.info[k] = int(v, 0) if v else None
+
+    def ask(self, cmd):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline().strip()
+        return line
+
+    def close(self):
+        try:
+            self.p.stdin.write("quit\n")
+            self.p.stdin.close()
+        except OSError:
+            pass
+        return self.p.wait(timeout=60)
+
+
+def live_send(a, s, eth, name, c, want):
+    """Send one case's frame; True if exactly the counters in want moved."""
+    before = counters(a.dev)
+    l3 = rx_frame(a, c)
+    want = dict(want)
+    if "rcvd_pkts" in want:
+        want["rcvd_bytes"] = len(l3)
+    s.send(eth + l3)
+    ok, moved = wait_counters(a.dev, before, want)
+    if ok:
+        print("# %s %s: %s" % (a.kind, name, " ".join(
+            "%s+%d" % kv for kv in sorted(moved.items()))))
+    else:
+        fail("%s %s: counters moved %s, want %s" % (a.kind, name, moved,
+                                                     want))
+    return ok
+
+
+def live_group(a, s, peer, target, cases):
+    n = len(FAILURES)
+    et = {"v1": ETH_P_IBOE, "v4": ETH_P_IP, "v6": ETH_P_IPV6}[a.kind]
+    eth = mac_bytes(a.dmac) + mac_bytes(a.smac) + struct.pack("!H", et)
+    for name, c, want, check in cases:
+        if live_send(a, s, eth, target + " " + name, c, want):
+            reply = peer.ask(check)
+            expect(reply == "ok", "%s %s %s: %s: %s" %
+                   (a.kind, target, name, check, reply))
+    print("RESULT %s %s: %d frames at the live %s QP" %
+          ("ok" if n == len(FAILURES) else "fail", a.kind, len(cases),
+           target))
+
+
+def drain(s):
+    while recv_frame(s) is not None:
+        pass
+
+
+def find_nak(s, dqpn, psn):
+    """The AETH syndrome of an ACK to dqpn for psn seen on s, or None."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        fr = recv_frame(s)
+        if not fr:
+            continue
+        kind, off = is_roce(fr)
+        if kind != "v4":
+            continue
+        b = off + (fr[off] & 0xF) * 4 + 8
+        op, _, _, qpn, apsn = struct.unpack("!BBHII", fr[b:b + 12])
+        if op == 0x11 and qpn & 0xFFFFFF == dqpn and \
+                apsn & 0xFFFFFF == psn:
+            return fr[b + 12]
+    return None
+
+
+def live_seq_error(a, s, peer):
+    """A request whose headers are valid but that is out of sequence (SEND
+    MIDDLE with no message open) at the expected PSN is not malformed: it
+    is an invalid request (IBTA class B), NAKed, and the QP goes to ERR.
+    On a spare QP pair."""
+    n = len(FAILURES)
+    reply = peer.ask("seq_error").split()
+    if expect(reply and reply[0] == "ok", "seq_error: %s" % reply):
+        q = {k: int(v, 0) for k, _, v in
+             (kv.partition("=") for kv in reply[1:])}
+        drain(s)
+        eth = mac_bytes(a.dmac) + mac_bytes(a.smac) + \
+            struct.pack("!H", ETH_P_IP)
+        # The NAK: IPv4 20 + UDP 8 + BTH 12 + AETH 4 + ICRC 4 bytes.
+        want = {"nak_sent": 1, "sent_pkts": 1, "sent_bytes": 48}
+        want.update(PASSED)
+        c = dict(op="RC_SEND_MIDDLE", paylen=peer.info["mtu"],
+                 dqpn=q["qpn"], psn=q["psn"])
+        if live_send(a, s, eth, "SEND MIDDLE out of sequence", c, want):
+            syn = find_nak(s, q["peer_qpn"], q["psn"])
+            expect(syn == 0x61, "NAK syndrome %s, want 0x61 (invalid "
+                   "request)" % (syn if syn is None else hex(syn)))
+            reply = peer.ask("seq_check")
+            expect(reply == "ok", "seq_check: %s" % reply)
+    print("RESULT %s v4: an out-of-sequence SEND MIDDLE at the expected "
+          "PSN is NAKed (invalid request), its QP goes to ERR" %
+          ("ok" if n == len(FAILURES) else "fail"))
+
+
+def cmd_live(a):
+    s = packet_socket(a.ns, a.ifname)
+    peer = Peer(a.prog)
+    if not expect(peer.info.get("rc_qpn"), "inject_test did not start"):
+        return
+    addr = {"v4": (a.sip, a.dip), "v6": (a.sip6, a.dip6),
+            "v1": (a.sip6, a.dip6)}
+    expect(peer.ask("idle") == "ok", "not idle before any frame")
+    for a.kind in a.kinds:
+        a.sip, a.dip = addr[a.kind]
+        live_group(a, s, peer, "RC", live_rc_cases(a.kind, peer.info))
+        live_group(a, s, peer, "UD", live_ud_cases(a.kind, peer.info))
+    n = len(FAILURES)
+    reply = peer.ask("traffic")
+    expect(reply == "ok", "traffic: %s" % reply)
+    print("RESULT %s the same QPs then carry RC SEND, WRITE and READ both "
+          "ways and UD SEND both ways, byte for byte" %
+          ("ok" if n == len(FAILURES) else "fail"))
+    a.kind, a.sip, a.dip = "v4", addr["v4"][0], addr["v4"][1]
+    live_seq_error(a, s, peer)
+    expect(peer.close() == 0, "inject_test failed")
 
 
 def cmd_gid(a):
@@ -701,7 +948,7 @@ def cmd_decode(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["tx", "rx", "gid", "decode"])
+    p.add_argument("cmd", choices=["tx", "rx", "gid", "decode", "live"])
     p.add_argument("--dev", help="vroce device")
     p.add_argument("--ns", help="the peer's netns")
     p.add_argument("--ifname",
@@ -729,14 +976,22 @@ def main():
     p.add_argument("--flow-label", type=lambda s: int(s, 0), default=0)
     p.add_argument("--sl", type=int, default=0)
     p.add_argument("--vlan", type=int)
+    p.add_argument("--prog", help="live: inject_test")
+    p.add_argument("--kinds", type=lambda s: s.split(","),
+                   default=["v4", "v6", "v1"], help="live: framings")
+    p.add_argument("--sip6", help="live: the peer's IPv6 address (v6, v1)")
+    p.add_argument("--dip6", help="live: the device's IPv6 address")
     a = p.parse_args()
     need = ["pcap", "traffic"] if a.cmd == "decode" else ["dev", "ifname",
                                                           "kind"]
+    if a.cmd == "live":
+        need = ["dev", "ifname", "prog", "dmac", "smac", "sip", "dip",
+                "sip6", "dip6"]
     for opt in need:
         if getattr(a, opt) is None:
             p.error("%s needs --%s" % (a.cmd, opt))
-    {"tx": cmd_tx, "rx": cmd_rx, "gid": cmd_gid,
-     "decode": cmd_decode}[a.cmd](a)
+    {"tx": cmd_tx, "rx": cmd_rx, "gid": cmd_gid, "decode": cmd_decode,
+     "live": cmd_live}[a.cmd](a)
     if FAILURES:
         print("# %d check(s) failed" % len(FAILURES))
         return 1

@@ -28,9 +28,10 @@ MACA=
 MACB=
 
 cleanup() {
+	[ ${#CM_DIRS[@]} = 0 ] || rmdir "${CM_DIRS[@]}" 2>/dev/null
 	rdma link delete nvb 2>/dev/null
 	rdma link delete nva 2>/dev/null
-	rm -f "$RC_PCAP"
+	rm -f "$RC_PCAP" "$VLAN_PCAP"
 	vroce_unload
 	rm -f "$PCAP"
 	vroce_cleanup
@@ -294,6 +295,119 @@ check_rc() {
 	rm -f "$RC_PCAP" "$VROCE_LOG.decode"
 }
 
+# rping (rdma_cm, RC SEND and RDMA READ/WRITE with data verification)
+# between nva and nvb over the VLAN netdevs va.100 and vb.100, captured on
+# the lower veth vb. rdma_cm's default ToS for both devices is 0x10:
+# rt_tos2priority() gives priority 6, iboe_tos_to_sl() the SL the VLAN's
+# egress-qos-map gives priority 6, and vroce's skb->priority is that SL
+# (D9), which the map turns into the PCP. Both VLANs map 6 and 5 to 5, so
+# every RoCE frame either way must carry VID 100, PCP 5 and DSCP 4.
+# (A map where the SL's own entry differs, e.g. 6:5 with 5:0, would give
+# the SL's entry, not the SL as hardware does: see vroce.rst, Priority.)
+VLAN_PCP=5
+VLAN_TOS=16
+VLAN_PCAP=
+CM_DIRS=()
+
+cm_tos() {
+	local dev dir
+
+	modprobe -a configfs rdma_cm 2>/dev/null
+	[ -d /sys/kernel/config/rdma_cm ] ||
+		mount -t configfs none /sys/kernel/config 2>/dev/null
+	for dev in nva nvb; do
+		dir=/sys/kernel/config/rdma_cm/$dev
+		[ -d "$dir" ] || mkdir "$dir" || return 1
+		CM_DIRS+=("$dir")
+		echo "$1" >"$dir/ports/1/default_roce_tos" || return 1
+	done
+}
+
+cm_listening() {
+	ip netns exec "$NSB" rdma res show cm_id | grep -q "LISTEN.*:$1 "
+}
+
+vlan_rping() {
+	local spid cpid rc=0 port=19700
+
+	ip -n "$NSA" link set va.100 type vlan egress-qos-map 6:$VLAN_PCP \
+		$VLAN_PCP:$VLAN_PCP &&
+		ip -n "$NSB" link set vb.100 type vlan egress-qos-map \
+			6:$VLAN_PCP $VLAN_PCP:$VLAN_PCP &&
+		cm_tos "$VLAN_TOS" &&
+		wait_for 10 python3 "$ROCE_PY" gid --dev nvb --kind v4 \
+			--ifname vb.100 --sip 198.51.100.2 || return 1
+	VLAN_PCAP=$(mktemp /tmp/vroce-vlan.XXXXXX.pcap) && rm -f "$VLAN_PCAP"
+	ip netns exec "$NSB" dumpcap -q -P -i vb -w "$VLAN_PCAP" \
+		>"$VROCE_LOG.cap" 2>&1 &
+	cpid=$!
+	wait_for 20 test -s "$VLAN_PCAP" || { cat "$VROCE_LOG.cap"; return 1; }
+	ip netns exec "$NSB" timeout "$RC_TIMEOUT" rping -s -a 198.51.100.2 \
+		-p $port -V -C 5 -S 1000 >"$VROCE_LOG.srv" 2>&1 &
+	spid=$!
+	if wait_for 20 cm_listening $port; then
+		ip netns exec "$NSA" timeout "$RC_TIMEOUT" rping -c \
+			-a 198.51.100.2 -p $port -V -C 5 -S 1000 || rc=$?
+		[ "$rc" = 0 ] || echo "client: exit $rc"
+	else
+		echo "rping's server did not listen"
+		rc=1
+	fi
+	wait "$spid" || { echo "server: exit $?"; cat "$VROCE_LOG.srv"; rc=1; }
+	sleep 0.5
+	kill -INT "$cpid" 2>/dev/null
+	wait "$cpid"
+	return $rc
+}
+
+# Every RoCE frame of the capture: VLAN 100 with PCP VLAN_PCP, DSCP of
+# VLAN_TOS, decoded as InfiniBand by tshark, nothing malformed; RC frames
+# (not only the CM's MADs to QP 1) both ways.
+vlan_capture() {
+	local out
+
+	out=$("${TSHARK[@]}" -r "$VLAN_PCAP" -Y "udp.dstport == 4791" -T fields \
+		-E separator=/t -E occurrence=a -E aggregator=, \
+		-e frame.number -e vlan.id -e vlan.priority -e ip.dsfield.dscp \
+		-e infiniband.bth.opcode -e infiniband.bth.destqp \
+		-e _ws.malformed -e _ws.expert.severity -e ip.src \
+		2>/dev/null) || return 1
+	awk -F '\t' -v pcp="$VLAN_PCP" -v dscp=$((VLAN_TOS >> 2)) '
+	$2 != 100 || $3 != pcp || $4 != dscp {
+		print "tag/DSCP:", $0; bad = 1
+	}
+	$5 == "" { print "not InfiniBand:", $0; bad = 1 }
+	$7 != "" { print "malformed:", $0; bad = 1 }
+	{
+		n = split($8, sev, ",")
+		for (i = 1; i <= n; i++)
+			if (sev[i] + 0 >= 6291456) { print "expert:", $0; bad = 1 }
+	}
+	$6 != "0x000001" && $6 != 1 && !rc[$9]++ { nsrc++ }
+	{ tags["VID " $2 " PCP " $3 " DSCP " $4]++ }
+	END {
+		printf "# %d RoCE frames:", NR
+		for (s in rc) printf " %d RC from %s,", rc[s], s
+		for (t in tags) printf " %d %s", tags[t], t
+		printf "\n"
+		exit bad || nsrc != 2
+	}' <<<"$out" | tee "$VROCE_LOG.vlan"
+	return "${PIPESTATUS[0]}"
+}
+
+check_vlan_rping() {
+	if ! command -v rping >/dev/null; then
+		ktap_test_skip "rping over VLAN netdevs: rping not installed"
+		ktap_test_skip "rping over VLAN capture: rping not installed"
+		return
+	fi
+	check "rping -V over VLAN netdevs (rdma_cm ToS $VLAN_TOS)" vlan_rping
+	check "rping over VLAN capture: VID 100, PCP $VLAN_PCP from the egress-qos-map, DSCP, RoCE v2" \
+		vlan_capture
+	grep -s '^# [0-9]* RoCE frames' "$VROCE_LOG.vlan"
+	rm -f "$VLAN_PCAP" "$VROCE_LOG.vlan"
+}
+
 debugfs_removed() {
 	rdma link delete nva && [ ! -e /sys/kernel/debug/vroce/nva ] &&
 		[ -d /sys/kernel/debug/vroce ]
@@ -301,7 +415,7 @@ debugfs_removed() {
 
 ktap_print_header
 vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
-ktap_set_plan 28
+ktap_set_plan 30
 check "two namespaces, veth pair, VLAN, a device with its GIDs" setup
 check "debugfs xmit_test exists, write-only" debugfs_dir
 check "tx RoCEv2/IPv4: DF, TOS, TTL, UDP, BTH, payload, ICRC, counters" tx_v4
@@ -326,5 +440,6 @@ check_rc write ib_write_bw
 check_rc read ib_read_bw
 check_rc send ib_send_bw
 check_rc atomic ib_atomic_bw
+check_vlan_rping
 check "the debugfs directory goes with the device" debugfs_removed
 ktap_finished

@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A raw-socket injector against live QPs: two namespaces joined by a veth
+# pair, a vroce device at each end:
+#
+#   [ns ina-*: nva over va] ==veth== [ns inb-*: nvb over vb]
+#
+# inject_test holds an RC QP pair and a UD QP at each end (connected over
+# RoCE v2 IPv4); roce.py live sends frames from vb at nva's RC QP (at the
+# PSN it expects next) and UD QP, framed as RoCE v2 over IPv4 and IPv6 and
+# as RoCE v1: a bad ICRC, TVer 1, wrong P_Keys, wrong Q_Keys, truncated
+# BTH and extension headers, unknown, reserved and other transports'
+# opcodes, bad lengths. Each is dropped and counted: exactly the expected
+# counters move (every other hw counter of nva stays), no completion
+# appears on any CQ and every QP stays in RTS. Two good datagrams at the
+# UD QP are delivered, which shows the frames reach the QP. Then the same
+# QPs carry RC SEND, WRITE and READ both ways and UD SEND both ways, byte
+# for byte. Last, a request with valid headers but out of sequence (SEND
+# MIDDLE with no message open) at a spare RC QP is what IBTA calls an
+# invalid request: NAKed (syndrome 0x61, captured) and the QP goes to ERR.
+#
+# The debug kernel runs the RoCE v2 IPv4 framing only (INJECT_FULL=1 runs
+# all three).
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma python3 timeout
+
+ROCE_PY="$VROCE_LIB_DIR/roce.py"
+KINDS=(v4 v6 v1)
+NSA=
+NSB=
+MACA=
+MACB=
+
+RUN_KINDS=${KINDS[*]}
+if [ -e /sys/kernel/debug/kmemleak ] && [ -z "${INJECT_FULL:-}" ]; then
+	RUN_KINDS=v4
+fi
+
+cleanup() {
+	rdma link delete nvb 2>/dev/null
+	rdma link delete nva 2>/dev/null
+	vroce_unload
+	rm -f "$VROCE_LOG".*
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+v4_gid() {
+	grep -qx 0000:0000:0000:0000:0000:ffff:c000:020"$2" \
+		/sys/class/infiniband/"$1"/ports/1/gids/*
+}
+
+setup() {
+	NSA=$(ns_add ina) && NSB=$(ns_add inb) || return 1
+	vroce_load &&
+		ip -n "$NSA" link add va type veth peer name vb netns "$NSB" &&
+		ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
+		ip -n "$NSA" addr add 2001:db8::1/64 dev va nodad &&
+		ip -n "$NSB" addr add 192.0.2.2/24 dev vb &&
+		ip -n "$NSB" addr add 2001:db8::2/64 dev vb nodad &&
+		ip -n "$NSA" link set va up && ip -n "$NSB" link set vb up &&
+		ip netns exec "$NSA" rdma link add nva type vroce netdev va &&
+		ip netns exec "$NSB" rdma link add nvb type vroce netdev vb &&
+		wait_for 10 v4_gid nva 1 && wait_for 10 v4_gid nvb 2 || return 1
+	MACA=$(ip netns exec "$NSA" cat /sys/class/net/va/address) &&
+		MACB=$(ip netns exec "$NSB" cat /sys/class/net/vb/address)
+}
+
+live() {
+	local kinds=$1
+
+	VROCE_DEV=nva VROCE_PEER_DEV=nvb timeout 900 python3 "$ROCE_PY" live \
+		--dev nva --ns "$NSB" --ifname vb --dmac "$MACA" --smac "$MACB" \
+		--sip 192.0.2.2 --dip 192.0.2.1 --sip6 2001:db8::2 \
+		--dip6 2001:db8::1 --prog "$VROCE_BIN/inject_test" \
+		--kinds "${kinds// /,}"
+}
+
+# Each framing: the RC and the UD group; then traffic and the spare QP.
+ktap_print_header
+vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
+ktap_set_plan $((1 + 2 * ${#KINDS[@]} + 2))
+if ! setup >"$VROCE_LOG" 2>&1; then
+	sed 's/^/# /' "$VROCE_LOG"
+	ktap_test_fail "two namespaces, veth pair, a vroce device at each end"
+	for ((i = 0; i < 2 * ${#KINDS[@]} + 2; i++)); do
+		ktap_test_skip "case $i: no topology"
+	done
+	ktap_finished
+	exit
+fi
+ktap_test_pass "two namespaces, veth pair, a vroce device at each end"
+for kind in "${KINDS[@]}"; do
+	case " $RUN_KINDS " in *" $kind "*) continue ;; esac
+	ktap_test_skip "$kind: frames at the live RC QP: debug kernel, INJECT_FULL=1 runs it"
+	ktap_test_skip "$kind: frames at the live UD QP: debug kernel, INJECT_FULL=1 runs it"
+done
+live "$RUN_KINDS" >"$VROCE_LOG.live" 2>&1
+n=0
+while IFS= read -r line; do
+	case $line in
+	"RESULT ok "*) ktap_test_pass "${line#RESULT ok }" ;;
+	"RESULT fail "*) ktap_test_fail "${line#RESULT fail }" ;;
+	*) continue ;;
+	esac
+	n=$((n + 1))
+done <"$VROCE_LOG.live"
+want=0
+for kind in $RUN_KINDS; do want=$((want + 2)); done
+want=$((want + 2))
+grep -v '^RESULT ' "$VROCE_LOG.live" | sed 's/^/# /'
+if [ "$n" != "$want" ] || grep -q "^# FAIL" "$VROCE_LOG.live"; then
+	ip netns exec "$NSA" rdma statistic show link nva/1 | sed 's/^/# /'
+fi
+for ((; n < want; n++)); do
+	ktap_test_fail "result $n: roce.py live did not report it"
+done
+ktap_finished

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The live end of the injector test (inject.sh, roce.py live): an RC QP
+ * pair and a UD QP on each of two devices, connected over RoCE v2, held
+ * while roce.py sends bad frames at the device under test's QPs.
+ *
+ *   VROCE_DEV, VROCE_PEER_DEV  the device under test (side a) and its peer
+ *   VROCE_GID, VROCE_PEER_GID  their GID indices (default: the first RoCE
+ *                              v2 IPv4 GID)
+ *
+ * It prints one line, "rc_qpn=N rc_psn=N ud_qpn=N qkey=N peer_rc_qpn=N
+ * peer_ud_qpn=N mtu=N" (a's QPs, the PSN a's RC QP expects next, the UD
+ * Q_Key), then answers commands read from stdin, one line each, with a
+ * line that starts with "ok" or "bad":
+ *
+ *   idle           no completion on any CQ of either side, every QP in RTS
+ *   ud_recv LEN    a's UD QP received one datagram of LEN bytes of the
+ *                  pattern i & 0xff from the peer's UD QP (its source QPN)
+ *   seq_error      a spare RC pair: its a end's QPN, the PSN that end
+ *                  expects and its b end's QPN ("ok qpn=N psn=N
+ *                  peer_qpn=N"); "seq_check" then checks that the a end
+ *                  went to ERR and flushed its receive WQE
+ *   traffic        the same QPs carry real traffic, byte for byte: RC SEND
+ *                  and RDMA WRITE both ways, RDMA READ, UD SEND both ways;
+ *                  then idle
+ *   quit           exit
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "vroce_test.h"
+
+#define POLL_TIMEOUT_S	60
+#define BUF_SIZE	(1u << 20)
+#define DEPTH		64
+#define RC_RECVS	4
+#define RC_RECV_LEN	16384
+#define UD_RECVS	4
+#define UD_RECV_LEN	(40 + 4096)
+#define GRH_BYTES	40
+#define QKEY		0x11223344u
+#define A_SQ_PSN	0x00fff0u
+#define B_SQ_PSN	0x345678u
+#define SPARE_PSN	0x00abcdu
+
+/* Buffer layout: where each kind of data goes. */
+#define OFF_RC_RECV	0u
+#define OFF_UD_RECV	(128u << 10)
+#define OFF_SRC		(256u << 10)
+#define OFF_WRITE	(512u << 10)
+#define OFF_READ	(768u << 10)
+
+struct side {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	int gid_idx;
+	union ibv_gid gid;
+	enum ibv_mtu mtu;
+	struct ibv_cq *scq, *rcq, *ucq, *xcq;
+	struct ibv_qp *rc, *ud, *spare;
+	struct ibv_ah *ah;
+	uint64_t next_wr;
+	unsigned int rc_rx, ud_rx;	/* receives completed: the next slot */
+};
+
+static struct side a = { .name = "a" }, b = { .name = "b" };
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("bad: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint8_t pattern(uint32_t seed, uint32_t i)
+{
+	return (i * 131 + seed * 7 + (i >> 8)) & 0xff;
+}
+
+static void fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern(seed, i);
+}
+
+/* The index of the first byte that differs, or -1. */
+static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pattern(seed, i))
+			return i;
+	return -1;
+}
+
+/* 1 with a completion, 0 after POLL_TIMEOUT_S (a hang guard), -1 on error. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	double end = now_s() + POLL_TIMEOUT_S;
+	int n;
+
+	while (!(n = ibv_poll_cq(cq, 1, wc))) {
+		if (now_s() > end)
+			return 0;
+		usleep(200);
+	}
+	return n < 0 ? -1 : 1;
+}
+
+static int expect_wc(struct ibv_cq *cq, const char *what, uint64_t wr_id,
+		     enum ibv_wc_opcode opcode, struct ibv_wc *out)
+{
+	struct ibv_wc wc;
+
+	if (poll_one(cq, &wc) != 1)
+		return fail("%s: no completion", what);
+	if (wc.status != IBV_WC_SUCCESS)
+		return fail("%s: %s", what, ibv_wc_status_str(wc.status));
+	if (wc.wr_id != wr_id || wc.opcode != opcode)
+		return fail("%s: wr_id %llu opcode %d, want %llu and %d", what,
+			    (unsigned long long)wc.wr_id, wc.opcode,
+			    (unsigned long long)wr_id, opcode);
+	if (out)
+		*out = wc;
+	return 0;
+}
+
+static int env_gid(struct ibv_context *ctx, const char *var)
+{
+	const char *v = getenv(var);
+
+	if (v && *v)
+		return atoi(v);
+	return vroce_roce_v2_gid(ctx, 1, AF_INET);
+}
+
+static struct ibv_qp *make_qp(struct side *s, enum ibv_qp_type type,
+			      struct ibv_cq *scq, struct ibv_cq *rcq)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = scq, .recv_cq = rcq, .qp_type = type,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(s->pd, &init);
+}
+
+static int side_open(struct side *s, const char *dev, const char *gid_var)
+{
+	struct ibv_port_attr pattr;
+
+	s->ctx = vroce_open_by_name(dev);
+	if (!s->ctx)
+		return fail("cannot open %s", dev ? dev : "(VROCE_DEV unset)");
+	if (ibv_query_port(s->ctx, 1, &pattr))
+		return fail("%s: query_port: %s", dev, strerror(errno));
+	s->mtu = pattr.active_mtu;
+	s->gid_idx = env_gid(s->ctx, gid_var);
+	if (s->gid_idx < 0 || ibv_query_gid(s->ctx, 1, s->gid_idx, &s->gid))
+		return fail("%s: no RoCE v2 GID", dev);
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->buf = aligned_alloc(4096, BUF_SIZE);
+	if (!s->pd || !s->buf)
+		return fail("%s: pd or buffer", dev);
+	memset(s->buf, 0x5a, BUF_SIZE);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ);
+	s->scq = ibv_create_cq(s->ctx, DEPTH, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->ctx, DEPTH, NULL, NULL, 0);
+	s->ucq = ibv_create_cq(s->ctx, DEPTH, NULL, NULL, 0);
+	s->xcq = ibv_create_cq(s->ctx, DEPTH, NULL, NULL, 0);
+	if (!s->mr || !s->scq || !s->rcq || !s->ucq || !s->xcq)
+		return fail("%s: mr or cq: %s", dev, strerror(errno));
+	s->rc = make_qp(s, IBV_QPT_RC, s->scq, s->rcq);
+	s->ud = make_qp(s, IBV_QPT_UD, s->ucq, s->ucq);
+	s->spare = make_qp(s, IBV_QPT_RC, s->xcq, s->xcq);
+	if (!s->rc || !s->ud || !s->spare)
+		return fail("%s: create_qp: %s", dev, strerror(errno));
+	return 0;
+}
+
+static int rc_connect(struct side *s, struct ibv_qp *qp, struct side *peer,
+		      struct ibv_qp *pqp, uint32_t sq_psn, uint32_t rq_psn)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = s->mtu < peer->mtu ? s->mtu : peer->mtu;
+	attr.dest_qp_num = pqp->qp_num;
+	attr.rq_psn = rq_psn;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = peer->gid;
+	attr.ah_attr.grh.sgid_index = s->gid_idx;
+	attr.ah_attr.grh.hop_limit = 64;
+	attr.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = sq_psn;
+	attr.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int ud_ready(struct side *s, struct side *peer)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
+	};
+	struct ibv_ah_attr ah = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = peer->gid, .sgid_index = s->gid_idx,
+			 .hop_limit = 64 },
+	};
+
+	if (ibv_modify_qp(s->ud, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(s->ud, &attr, IBV_QP_STATE))
+		return -1;
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	if (ibv_modify_qp(s->ud, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return -1;
+	s->ah = ibv_create_ah(s->pd, &ah);
+	return s->ah ? 0 : -1;
+}
+
+static int post_recv(struct side *s, struct ibv_qp *qp, uint64_t wr_id,
+		     uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf + off, .length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* Receive WQE i of the RC QP (wr_id i) or the UD QP (wr_id 100 + i). */
+static int post_rc_recv(struct side *s, unsigned int i)
+{
+	return post_recv(s, s->rc, i, OFF_RC_RECV + i * RC_RECV_LEN,
+			 RC_RECV_LEN);
+}
+
+static int post_ud_recv(struct side *s, unsigned int i)
+{
+	return post_recv(s, s->ud, 100 + i, OFF_UD_RECV + i * UD_RECV_LEN,
+			 UD_RECV_LEN);
+}
+
+static int setup(void)
+{
+	unsigned int i;
+
+	if (side_open(&a, getenv("VROCE_DEV"), "VROCE_GID") ||
+	    side_open(&b, getenv("VROCE_PEER_DEV"), "VROCE_PEER_GID"))
+		return -1;
+	if (rc_connect(&a, a.rc, &b, b.rc, A_SQ_PSN, B_SQ_PSN) ||
+	    rc_connect(&b, b.rc, &a, a.rc, B_SQ_PSN, A_SQ_PSN) ||
+	    rc_connect(&a, a.spare, &b, b.spare, A_SQ_PSN, SPARE_PSN) ||
+	    rc_connect(&b, b.spare, &a, a.spare, SPARE_PSN, A_SQ_PSN) ||
+	    ud_ready(&a, &b) || ud_ready(&b, &a))
+		return fail("connect: %s", strerror(errno));
+	for (i = 0; i < RC_RECVS; i++)
+		if (post_rc_recv(&a, i) || post_rc_recv(&b, i))
+			return fail("post_recv RC");
+	for (i = 0; i < UD_RECVS; i++)
+		if (post_ud_recv(&a, i) || post_ud_recv(&b, i))
+			return fail("post_recv UD");
+	if (post_recv(&a, a.spare, 200, OFF_SRC, 64))
+		return fail("post_recv spare");
+	return 0;
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
+		return (enum ibv_qp_state)-1;
+	return attr.qp_state;
+}
+
+static int cq_empty(struct side *s, struct ibv_cq *cq, const char *what)
+{
+	struct ibv_wc wc;
+	int n = ibv_poll_cq(cq, 1, &wc);
+
+	if (n)
+		return fail("%s %s CQ: completion wr_id %llu status %s", s->name,
+			    what, (unsigned long long)wc.wr_id,
+			    n < 0 ? "poll error" : ibv_wc_status_str(wc.status));
+	return 0;
+}
+
+static int side_idle(struct side *s)
+{
+	if (cq_empty(s, s->scq, "RC send") || cq_empty(s, s->rcq, "RC recv") ||
+	    cq_empty(s, s->ucq, "UD"))
+		return -1;
+	if (qp_state(s->rc) != IBV_QPS_RTS)
+		return fail("%s RC QP in state %d", s->name, qp_state(s->rc));
+	if (qp_state(s->ud) != IBV_QPS_RTS)
+		return fail("%s UD QP in state %d", s->name, qp_state(s->ud));
+	return 0;
+}
+
+static int cmd_idle(void)
+{
+	return side_idle(&a) || side_idle(&b) ? -1 : 0;
+}
+
+/* The receive WQE the next completion takes: WQEs are reposted in turn. */
+static unsigned int rc_slot(struct side *s)
+{
+	return s->rc_rx++ % RC_RECVS;
+}
+
+static unsigned int ud_slot(struct side *s)
+{
+	return s->ud_rx++ % UD_RECVS;
+}
+
+/* A datagram from the injector, from QPN @src_qpn in its DETH. */
+static int cmd_ud_recv(uint32_t len, uint32_t src_qpn)
+{
+	unsigned int slot = ud_slot(&a);
+	struct ibv_wc wc;
+	uint32_t j;
+	uint8_t *p;
+
+	if (expect_wc(a.ucq, "UD receive", 100 + slot, IBV_WC_RECV, &wc))
+		return -1;
+	if (wc.byte_len != GRH_BYTES + len || wc.src_qp != src_qpn)
+		return fail("byte_len %u src_qp %#x, want %u and %#x",
+			    wc.byte_len, wc.src_qp, GRH_BYTES + len, src_qpn);
+	p = a.buf + OFF_UD_RECV + slot * UD_RECV_LEN + GRH_BYTES;
+	for (j = 0; j < len; j++)
+		if (p[j] != (j & 0xff))
+			return fail("payload byte %u is %#x", j, p[j]);
+	return post_ud_recv(&a, slot) ? fail("post_recv") : 0;
+}
+
+static int post_send(struct side *s, struct ibv_qp *qp,
+		     enum ibv_wr_opcode op, uint32_t off, uint32_t len,
+		     uint64_t raddr, uint32_t rkey, uint64_t *wr_id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf + off, .length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = ++s->next_wr, .sg_list = &sge, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	*wr_id = wr.wr_id;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* RC SEND of @len bytes from @s to @d. */
+static int rc_send(struct side *s, struct side *d, uint32_t len,
+		   uint32_t seed)
+{
+	unsigned int slot = rc_slot(d);
+	struct ibv_wc wc;
+	uint64_t id;
+	long bad;
+
+	fill(s->buf + OFF_SRC, len, seed);
+	if (post_send(s, s->rc, IBV_WR_SEND, OFF_SRC, len, 0, 0, &id))
+		return fail("post_send SEND %s", s->name);
+	if (expect_wc(s->scq, "SEND", id, IBV_WC_SEND, NULL) ||
+	    expect_wc(d->rcq, "RECV", slot, IBV_WC_RECV, &wc))
+		return -1;
+	if (wc.byte_len != len)
+		return fail("RECV %s: %u bytes, want %u", d->name, wc.byte_len,
+			    len);
+	bad = mismatch(d->buf + OFF_RC_RECV + slot * RC_RECV_LEN, len, seed);
+	if (bad >= 0)
+		return fail("SEND %s->%s: byte %ld differs", s->name, d->name,
+			    bad);
+	return post_rc_recv(d, slot) ? fail("post_recv") : 0;
+}
+
+/* RDMA WRITE or READ of @len bytes by @s at d's buffer. */
+static int rc_rdma(struct side *s, struct side *d, enum ibv_wr_opcode op,
+		   uint32_t len, uint32_t seed)
+{
+	int write = op == IBV_WR_RDMA_WRITE;
+	uint32_t loff = write ? OFF_SRC : OFF_READ;
+	uint32_t roff = write ? OFF_WRITE : OFF_SRC;
+	uint8_t *src = write ? s->buf + OFF_SRC : d->buf + OFF_SRC;
+	uint8_t *dst = write ? d->buf + OFF_WRITE : s->buf + OFF_READ;
+	uint64_t id;
+	long bad;
+
+	fill(src, len, seed);
+	memset(dst, 0, len);
+	if (post_send(s, s->rc, op, loff, len, (uintptr_t)d->buf + roff,
+		      d->mr->rkey, &id))
+		return fail("post_send RDMA %s", s->name);
+	if (expect_wc(s->scq, write ? "WRITE" : "READ", id,
+		      write ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ, NULL))
+		return -1;
+	bad = mismatch(dst, len, seed);
+	if (bad >= 0)
+		return fail("%s by %s: byte %ld differs", write ? "WRITE" : "READ",
+			    s->name, bad);
+	return 0;
+}
+
+/* UD SEND of @len bytes from @s to @d. */
+static int ud_send(struct side *s, struct side *d, uint32_t len,
+		   uint32_t seed)
+{
+	unsigned int slot = ud_slot(d);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf + OFF_SRC, .length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = ++s->next_wr, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+	long diff;
+
+	fill(s->buf + OFF_SRC, len, seed);
+	wr.wr.ud.ah = s->ah;
+	wr.wr.ud.remote_qpn = d->ud->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	if (ibv_post_send(s->ud, &wr, &bad))
+		return fail("post_send UD %s", s->name);
+	if (expect_wc(s->ucq, "UD SEND", wr.wr_id, IBV_WC_SEND, NULL) ||
+	    expect_wc(d->ucq, "UD RECV", 100 + slot, IBV_WC_RECV, &wc))
+		return -1;
+	if (wc.byte_len != GRH_BYTES + len || wc.src_qp != s->ud->qp_num)
+		return fail("UD RECV %s: %u bytes from %#x", d->name,
+			    wc.byte_len, wc.src_qp);
+	diff = mismatch(d->buf + OFF_UD_RECV + slot * UD_RECV_LEN + GRH_BYTES,
+			len, seed);
+	if (diff >= 0)
+		return fail("UD %s->%s: byte %ld differs", s->name, d->name,
+			    diff);
+	return post_ud_recv(d, slot) ? fail("post_recv") : 0;
+}
+
+static int cmd_traffic(void)
+{
+	/* b -> a first: the direction the injected frames took. */
+	if (rc_send(&b, &a, 3000, 1) || rc_send(&a, &b, 5000, 2) ||
+	    rc_send(&b, &a, 1, 3) ||
+	    rc_rdma(&b, &a, IBV_WR_RDMA_WRITE, 10000, 4) ||
+	    rc_rdma(&a, &b, IBV_WR_RDMA_WRITE, 7000, 5) ||
+	    rc_rdma(&a, &b, IBV_WR_RDMA_READ, 9000, 6) ||
+	    rc_rdma(&b, &a, IBV_WR_RDMA_READ, 3333, 7) ||
+	    ud_send(&b, &a, 1000, 8) || ud_send(&a, &b, 700, 9) ||
+	    ud_send(&b, &a, 4, 10))
+		return -1;
+	return cmd_idle();
+}
+
+/*
+ * A request with valid headers but out of sequence (the injector's SEND
+ * MIDDLE at the expected PSN) is an invalid request (IBTA class B): the
+ * spare a end NAKs it and goes to ERR, flushing its receive WQE.
+ */
+static int cmd_seq_check(void)
+{
+	double end = now_s() + POLL_TIMEOUT_S;
+	struct ibv_wc wc;
+
+	while (qp_state(a.spare) != IBV_QPS_ERR && now_s() < end)
+		usleep(1000);
+	if (qp_state(a.spare) != IBV_QPS_ERR)
+		return fail("spare QP in state %d, want ERR", qp_state(a.spare));
+	if (poll_one(a.xcq, &wc) != 1 || wc.wr_id != 200 ||
+	    wc.status != IBV_WC_WR_FLUSH_ERR)
+		return fail("no flushed receive on the spare QP");
+	return 0;
+}
+
+/* One command; it prints its "ok" or "bad" line. */
+static void command(const char *line)
+{
+	unsigned int len, src;
+	int ret;
+
+	if (!strcmp(line, "idle\n"))
+		ret = cmd_idle();
+	else if (sscanf(line, "ud_recv %u %x", &len, &src) == 2)
+		ret = cmd_ud_recv(len, src);
+	else if (!strcmp(line, "traffic\n"))
+		ret = cmd_traffic();
+	else if (!strcmp(line, "seq_check\n"))
+		ret = cmd_seq_check();
+	else if (!strcmp(line, "seq_error\n")) {
+		printf("ok qpn=%#x psn=%#x peer_qpn=%#x\n", a.spare->qp_num,
+		       SPARE_PSN, b.spare->qp_num);
+		ret = 1;
+	} else {
+		ret = fail("unknown command %s", line);
+	}
+	if (!ret)
+		printf("ok\n");
+	fflush(stdout);
+}
+
+int main(void)
+{
+	char line[128];
+
+	if (setup())
+		return 1;
+	printf("rc_qpn=%#x rc_psn=%#x ud_qpn=%#x qkey=%#x peer_rc_qpn=%#x peer_ud_qpn=%#x mtu=%d\n",
+	       a.rc->qp_num, B_SQ_PSN, a.ud->qp_num, QKEY, b.rc->qp_num,
+	       b.ud->qp_num, 128 << a.mtu);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) && strcmp(line, "quit\n"))
+		command(line);
+	return 0;
+}
