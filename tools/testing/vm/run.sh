@@ -30,6 +30,9 @@ readonly SPLATS=(
 readonly BENIGN=(
 	'Command line:' 'Kernel command line:'
 	'loading out-of-tree module taints kernel' 'module verification failed'
+	# A user-space program's fault ("traps: comm[pid] general protection
+	# fault ... in lib.so"): the test that ran it fails on its status.
+	' traps: [^ ]+\[[0-9]+\] '
 )
 
 KERNEL=

@@ -180,10 +180,25 @@ perf() {
 	case " $* " in
 	*" -R "*) gid_a=() gid_b=() ready=cm_listening ip=$CM_IP ;;
 	esac
-	run_pair "$ready" "$port" "$tool" -d udb "${gid_b[@]}" \
+	if ! run_pair "$ready" "$port" "$tool" -d udb "${gid_b[@]}" \
 		-p "$port" -s "$size" -u 18 "$@" "${lat[@]}" -F -n "$iters" -- \
 		"$tool" -d uda "${gid_a[@]}" -p "$port" -s "$size" -u 18 \
-		"$@" "${lat[@]}" -F -n "$iters" "$ip" || return 1
+		"$@" "${lat[@]}" -F -n "$iters" "$ip"; then
+		# Seen once on a busy host: the server's listener was in
+		# "rdma res show cm_id", yet its rdma_cm answered the client's
+		# request with a reject (reason 8, no listener) and perftest
+		# gave up (cause not found). Once more, on a new port; a second
+		# reject fails the case.
+		[ "$ready" = cm_listening ] &&
+			grep -qi "reject" "$VROCE_LOG.cli" || return 1
+		echo "# rejected by the server, perftest -R once more"
+		port=$((PORT++))
+		run_pair "$ready" "$port" "$tool" -d udb "${gid_b[@]}" \
+			-p "$port" -s "$size" -u 18 "$@" "${lat[@]}" -F \
+			-n "$iters" -- "$tool" -d uda "${gid_a[@]}" -p "$port" \
+			-s "$size" -u 18 "$@" "${lat[@]}" -F -n "$iters" "$ip" ||
+			return 1
+	fi
 	row=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' \
 		"$VROCE_LOG.cli")
 	if ! awk -v n="$iters" '{ exit !($2 >= n) }' <<<"$row"; then
