@@ -35,8 +35,9 @@
 #     receive SGEs); a pattern file written with O_DIRECT and read back
 #     after dropping caches; odd sizes at odd offsets; polled reads
 #     (RWF_HIPRI, completions reaped by IB_POLL_DIRECT).
-#   - IPv6: the target uses SRQs (nvmet-rdma use_srq=1) and no inline data
-#     beyond the default; pattern and odd IO as above, then a controller
+#   - IPv6: the target's device removed (with the IPv4 port's listener)
+#     and created again, nvmet-rdma reloaded to use SRQs (use_srq=1), no
+#     inline data beyond the default; pattern and odd IO as above, then a controller
 #     reset (queues drained and connected again) and the pattern read back.
 # Then: every device's hw_counters moved, no error counter did, and vroce
 # unloads (no leaked reference). A debug kernel moves a smaller pattern.
@@ -265,7 +266,24 @@ port6_add() {
 	local srq=use_srq=1
 
 	[ "${NVME_SRQ:-1}" = 1 ] || srq=use_srq=0
-	port_del 1 && nvmet_rdma_load "$srq" && port_add 2 ipv6 "$ADDR6_T"
+	target_dev_del && port_del 1 && nvmet_rdma_load "$srq" &&
+		rdma link add vrt type vroce netdev nvt &&
+		wait_for 10 gid_present vrt "$GID6_T" &&
+		port_add 2 ipv6 "$ADDR6_T"
+}
+
+# A port is taken down by removing the target's device first: the port's
+# listening rdma_cm ID goes with the device (nvmet-rdma's DEVICE_REMOVAL
+# handler), and the port's removal from configfs then has no ID left to
+# destroy. Removing the port first destroys the ID (its handler_mutex)
+# under nvmet_config_sem, while nvmet-rdma executes a command that arrived
+# before its queue's ESTABLISHED event from the rdma_cm handler (holding
+# the connection ID's handler_mutex) and takes nvmet_config_sem there
+# (nvmet_find_get_subsys()): both mutexes are of one lock class, and
+# lockdep reports a possible deadlock (6.12). That order is nvmet's, not
+# vroce's; this one also covers nvmet's device removal.
+target_dev_del() {
+	rdma link delete vrt && wait_for 10 rdma_dev_gone vrt
 }
 
 target_teardown() {
@@ -478,9 +496,10 @@ teardown_all() {
 	local rc=0
 
 	[ -z "$CTRL" ] || ctrl_gone || nvme disconnect -n "$NQN" >/dev/null 2>&1
-	target_teardown || rc=1
+	# The devices first (see target_dev_del).
 	rdma link delete vrh 2>/dev/null
 	rdma link delete vrt 2>/dev/null
+	target_teardown || rc=1
 	ip link del nvh 2>/dev/null
 	rules_del 4 || rc=1
 	rules_del 6 || rc=1
@@ -552,8 +571,8 @@ step "ipv4 odd sizes at odd offsets (O_DIRECT)" odd_io
 step "ipv4 polled reads (RWF_HIPRI)" polled_io
 step "ipv4 nvme disconnect" disconnect
 # A failed IPv4 run still lets IPv6 try, on a fresh port.
-[ "$OK" = 1 ] || { port_del 1; OK=1; }
-step "nvmet-rdma use_srq=1 ipv6 port $ADDR6_T 4420 listens" \
+[ "$OK" = 1 ] || { nvme disconnect -n "$NQN" >/dev/null 2>&1; OK=1; }
+step "target device re-created, nvmet-rdma use_srq=1, ipv6 port $ADDR6_T 4420 listens" \
 	port6_add
 step "ipv6 nvme connect -t rdma" connect "$ADDR6_T" --nr-io-queues=2
 step "ipv6 $MIB6 MiB pattern written and read back (O_DIRECT)" \
