@@ -46,7 +46,7 @@ SIZE=${SIZE:-16384}
 # knob value, written to every device for the CC-on run.
 CC_KNOBS=(
 	"rp_max_rate 100"			# the senders' "NIC" rate, Mb/s
-	"rp_time_reset 2000"			# rate increase every 2 ms
+	"rp_time_reset 50000"			# rate increase every 50 ms
 	"rp_ai_rate 1"				# additive step, Mb/s
 	"rp_hai_rate 2"				# hyper step, Mb/s
 	"rp_threshold 5"			# F (the paper's)
