@@ -26,7 +26,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TMO=${UD_TIMEOUT:-180}
 ITERS=5
 TOOLS=(ip rdma ss timeout ibv_ud_pingpong ibv_uc_pingpong ib_send_bw
-       ib_send_lat ib_write_bw ib_read_bw rping ucmatose udaddy mckey stdbuf)
+       ib_send_lat ib_write_bw ib_read_bw rping ucmatose udaddy mckey stdbuf
+       rdma_server rdma_client)
 vroce_require "${TOOLS[@]}"
 
 NS_A=
@@ -216,6 +217,16 @@ rping_pair() {
 		rping -c -a "$CM_IP" -p "$port" -V -C 5 -S 1000
 }
 
+# rdma_server/rdma_client: librdmacm's own example pair (rdma_getaddrinfo,
+# rdma_create_ep, one inline SEND each way on an RC QP).
+rdma_ex_pair() {
+	local port=$((PORT++))
+
+	run_pair cm_listening "$port" rdma_server -s "$CM_IP" -p "$port" -- \
+		rdma_client -s "$CM_IP" -p "$port" || return 1
+	grep -q "end 0" "$VROCE_LOG.srv" && grep -q "end 0" "$VROCE_LOG.cli"
+}
+
 ucmatose_pair() {
 	local port=$((PORT++))
 
@@ -318,6 +329,7 @@ xport_cases() {
 cm_cases() {
 	echo "v2-4 v2-6 v1 lean|rping -V|rping_pair"
 	echo "v2-4|ucmatose|ucmatose_pair"
+	echo "v2-4 v2-6 v1|rdma_server/rdma_client|rdma_ex_pair"
 	echo "v2-4 v1 lean|udaddy|udaddy_pair"
 	echo "v2-4|ib_write_bw -R|perf 65536 ib_write_bw -R"
 	echo "v2-4|ib_read_bw -R|perf 65536 ib_read_bw -R"
