@@ -32,6 +32,20 @@ vroce_skip_all() {
 	exit "$KSFT_SKIP"
 }
 
+# The kernels make check runs leaner matrices on (each script's *_FULL=1
+# runs everything): the debug kernel (KASAN, lockdep, kmemleak: several
+# times slower), and 6.1, where only ib_core and the kernel APIs differ
+# from 6.12, whose run is full. Two VMs share make check's two cores.
+vroce_debug_kernel() {
+	[ -e /sys/kernel/debug/kmemleak ]
+}
+
+vroce_lean_kernel() {
+	vroce_debug_kernel && return 0
+	case "$(uname -r)" in 6.1.*) return 0 ;; esac
+	return 1
+}
+
 # Skip the whole script unless we are root and the tools we need exist.
 vroce_require() {
 	local tool

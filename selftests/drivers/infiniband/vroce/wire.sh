@@ -286,17 +286,17 @@ rc_read() { rc_run ib_read_bw -n 20 -s 8192; }
 rc_send() { rc_run ib_send_bw -n 20 -s 8192; }
 rc_atomic() { rc_run ib_atomic_bw -n 20; }
 
-# A debug kernel (kmemleak, KASAN) is several times slower: there only
-# the WRITE run is made and decoded (rc.sh runs every operation on it, and
-# a capture decodes the same way on every kernel) unless WIRE_FULL=1.
+# On a lean kernel (vroce_lean_kernel: debug, 6.1) only the WRITE run is
+# made and decoded (rc.sh runs every operation there, and a capture decodes
+# the same way on every kernel) unless WIRE_FULL=1.
 SLOW=
-[ -e /sys/kernel/debug/kmemleak ] && [ -z "${WIRE_FULL:-}" ] && SLOW=1
+vroce_lean_kernel && [ -z "${WIRE_FULL:-}" ] && SLOW=1
 
 # check_rc OP TOOL: one run and its capture.
 check_rc() {
 	if [ -n "$SLOW" ] && [ "$1" != write ]; then
-		ktap_test_skip "RC $2: skipped on a slow (debug) kernel, WIRE_FULL=1 runs it"
-		ktap_test_skip "RC $2 capture: skipped on a slow (debug) kernel"
+		ktap_test_skip "RC $2: lean run on this kernel, WIRE_FULL=1 runs it"
+		ktap_test_skip "RC $2 capture: lean run on this kernel"
 		return
 	fi
 	check "RC $2 between two vroce devices in two namespaces" "rc_$1"
@@ -406,14 +406,14 @@ vlan_capture() {
 	return "${PIPESTATUS[0]}"
 }
 
-# Not on the debug kernel by default: wire.sh takes most of its 900 s
-# there already (WIRE_FULL=1 runs it).
+# Not on a lean kernel (debug: wire.sh takes most of its 900 s there; 6.1)
+# by default; WIRE_FULL=1 runs it.
 check_vlan_rping() {
 	local why=
 
 	command -v rping >/dev/null || why="rping not installed"
-	if [ -e /sys/kernel/debug/kmemleak ] && [ -z "${WIRE_FULL:-}" ]; then
-		why="debug kernel, WIRE_FULL=1 runs it"
+	if vroce_lean_kernel && [ -z "${WIRE_FULL:-}" ]; then
+		why="lean run on this kernel, WIRE_FULL=1 runs it"
 	fi
 	if [ -n "$why" ]; then
 		ktap_test_skip "rping over VLAN netdevs: $why"
