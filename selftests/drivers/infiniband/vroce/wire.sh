@@ -291,6 +291,20 @@ rc_atomic() { rc_run ib_atomic_bw -n 20; }
 # the same way on every kernel) unless WIRE_FULL=1.
 SLOW=
 vroce_lean_kernel && [ -z "${WIRE_FULL:-}" ] && SLOW=1
+# On the debug kernel, tshark does not decode the captures either: the
+# frames come from the same code on every kernel, and tshark starts slowly
+# there. 6.12 and 6.1 decode everything.
+NO_DECODE=
+vroce_debug_kernel && [ -z "${WIRE_FULL:-}" ] && NO_DECODE=1
+
+# check_decode DESC CMD...: a check of a capture's decoding, or its skip.
+check_decode() {
+	if [ -n "$NO_DECODE" ]; then
+		ktap_test_skip "$1: not decoded on the debug kernel, WIRE_FULL=1 does"
+	else
+		check "$@"
+	fi
+}
 
 # check_rc OP TOOL: one run and its capture.
 check_rc() {
@@ -300,7 +314,7 @@ check_rc() {
 		return
 	fi
 	check "RC $2 between two vroce devices in two namespaces" "rc_$1"
-	check "RC $2 capture: tshark decodes RoCE v2, $1 opcodes, ICRCs right" \
+	check_decode "RC $2 capture: tshark decodes RoCE v2, $1 opcodes, ICRCs right" \
 		rc_decode "$1"
 	grep -s '^# [0-9]* frames' "$VROCE_LOG.decode"
 	rm -f "$RC_PCAP" "$VROCE_LOG.decode"
@@ -444,7 +458,8 @@ check "tx RoCEv2/IPv6: UDP sport from the QPNs without a flow label" \
 check "tx RoCEv1: ethertype 0x8915, GRH, ICRC" tx_v1
 check "tx over a VLAN netdev: tag, PCP from the SL" tx_vlan
 check "tx opcodes with extension headers and CNP" tx_opcodes
-check "tshark decodes every frame as RoCE, nothing malformed" tshark_decodes
+check_decode "tshark decodes every frame as RoCE, nothing malformed" \
+	tshark_decodes
 check "xmit_test refuses malformed lines with EINVAL" grammar
 check "transmit errors are returned and counted in send_err" send_errors
 check "xmit_test on an empty GID table entry fails" empty_gid
