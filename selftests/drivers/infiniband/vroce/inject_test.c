@@ -105,21 +105,13 @@ static uint8_t pattern(uint32_t seed, uint32_t i)
 
 static void fill(uint8_t *p, uint32_t len, uint32_t seed)
 {
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pattern(seed, i);
+	vroce_fill(p, len, seed, pattern);
 }
 
 /* The index of the first byte that differs, or -1. */
 static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
 {
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pattern(seed, i))
-			return i;
-	return -1;
+	return vroce_mismatch(p, len, seed, pattern);
 }
 
 /* 1 with a completion, 0 after POLL_TIMEOUT_S (a hang guard), -1 on error. */

@@ -75,21 +75,13 @@ static uint8_t pattern(uint32_t seed, uint32_t i)
 
 static void fill(uint8_t *p, uint32_t len, uint32_t seed)
 {
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pattern(seed, i);
+	vroce_fill(p, len, seed, pattern);
 }
 
 /* Index of the first byte of @p that is not pattern @seed, or -1. */
 static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
 {
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pattern(seed, i))
-			return i;
-	return -1;
+	return vroce_mismatch(p, len, seed, pattern);
 }
 
 static double now_s(void)

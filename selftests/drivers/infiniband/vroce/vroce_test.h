@@ -5,6 +5,7 @@
 #ifndef _VROCE_TEST_H
 #define _VROCE_TEST_H
 
+#include <stdint.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -48,6 +49,31 @@ static inline int vroce_roce_v2_gid(struct ibv_context *ctx, uint8_t port,
 		    !v4 && !IN6_IS_ADDR_LINKLOCAL(a) && !IN6_IS_ADDR_UNSPECIFIED(a))
 			return i;
 	}
+	return -1;
+}
+
+/* A test's data pattern: byte @i of buffer @seed. */
+typedef uint8_t (*vroce_pattern_fn)(uint32_t seed, uint32_t i);
+
+/* Fill @len bytes at @p with pattern @pat, buffer @seed. */
+static inline void vroce_fill(uint8_t *p, uint32_t len, uint32_t seed,
+			      vroce_pattern_fn pat)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(seed, i);
+}
+
+/* Index of the first byte of @p that is not pattern @pat, @seed; or -1. */
+static inline long vroce_mismatch(const uint8_t *p, uint32_t len,
+				  uint32_t seed, vroce_pattern_fn pat)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(seed, i))
+			return i;
 	return -1;
 }
 
