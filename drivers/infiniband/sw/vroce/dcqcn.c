@@ -52,7 +52,8 @@
  *
  * Timers are lazy: every event first applies what fell due up to @now, so a
  * late caller gets the same alpha (applied in closed form, alpha * (g/1024)^n)
- * and the same decrease; late increase periods are applied in order, at
+ * and the same decrease (made at its due time, with the alpha of that
+ * time); late increase periods are applied in order, at
  * most VROCE_DCQCN_MAX_CATCHUP of them. Alpha therefore needs no timer of
  * its own; vroce_dcqcn_next_timer() gives the one deadline the caller must
  * arm (increase timer or pending decrease), U64_MAX when unlimited.
@@ -287,15 +288,32 @@ static void timer_catch_up(struct vroce_dcqcn *st,
 	}
 }
 
-/* Everything that fell due up to @now, in the order the hardware does it. */
+/*
+ * Everything that fell due up to @now, in the order the hardware does it. A
+ * pending decrease that fell due before @now runs at its due time: with the
+ * alpha of that time (alpha decays every rp_dce_tcp_rtt, 1 µs by default,
+ * so a timer that fires a few ms late must not see the alpha of the time it
+ * fires), after the increase periods that ended before it, and with the
+ * increase periods counted from it.
+ */
 static void advance(struct vroce_dcqcn *st, const struct vroce_cc_params *k,
 		    u64 now)
 {
+	u64 due;
+
 	if (!st->limited)
 		return;
 	/* The rate knobs may have changed since the last event. */
 	st->rc_kbps = clamp_rate(st, k, st->rc_kbps);
 	st->rt_kbps = clamp_rate(st, k, st->rt_kbps);
+	if (st->cnp_dec) {
+		due = st->dec_ns + us_to_ns(k->rp_rate_reduce_monitor_period);
+		if (due < now) {
+			timer_catch_up(st, k, due);
+			alpha_catch_up(st, k, due);
+			try_decrease(st, k, due);
+		}
+	}
 	alpha_catch_up(st, k, now);
 	try_decrease(st, k, now);
 	timer_catch_up(st, k, now);

@@ -58,17 +58,20 @@ vroce_require() {
 	[ -f "$VROCE_KO" ] || vroce_skip_all "no module at $VROCE_KO"
 }
 
-# check DESC CMD...: one KTAP result; CMD's output is shown on failure only.
+# check DESC CMD...: one KTAP result; CMD's output is shown on failure only
+# (always with VROCE_VERBOSE=1; with VROCE_TIMES=1, how long CMD took too).
 check() {
-	local desc="$1"
+	local desc="$1" t0=$SECONDS
 
 	shift
 	if "$@" >"$VROCE_LOG" 2>&1; then
+		[ -z "${VROCE_VERBOSE:-}" ] || sed 's/^/# /' "$VROCE_LOG"
 		ktap_test_pass "$desc"
 	else
 		sed 's/^/# /' "$VROCE_LOG"
 		ktap_test_fail "$desc"
 	fi
+	[ -z "${VROCE_TIMES:-}" ] || ktap_print_msg "$((SECONDS - t0)) s"
 }
 
 # fails_with ERRTEXT CMD...: CMD fails and prints ERRTEXT (e.g. the strerror
@@ -186,6 +189,38 @@ vroce_veth_dev_ipv4() {
 	vroce_veth_dev "$1" "$2" "$3" &&
 		ip addr add "$4/24" dev "$2" &&
 		wait_for 10 sh -c "grep -qx $gid /sys/class/infiniband/$1/ports/1/gids/*"
+}
+
+# vroce_gid DEV v4|v6|v1 IFNAME ADDR: print the index of DEV's GID for ADDR
+# on IFNAME, RoCE v2 (v4, v6) or RoCE v1; fail if there is none. IPv4 in
+# the shell (no python start-up: seconds on the debug kernel), IPv6 by
+# roce.py gid.
+vroce_gid() {
+	local port=/sys/class/infiniband/$1/ports/1 type="RoCE v2" want i g
+	local o1 o2 o3 o4
+
+	case $4 in
+	*:*)
+		python3 "$VROCE_LIB_DIR/roce.py" gid --dev "$1" --kind "$2" \
+			--ifname "$3" --sip "$4" | grep -x '[0-9]*'
+		return
+		;;
+	esac
+	[ "$2" = v1 ] && type="IB/RoCE v1"
+	IFS=. read -r o1 o2 o3 o4 <<<"$4"
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		"$o1" "$o2" "$o3" "$o4") || return 1
+	for ((i = 0; i < 128; i++)); do
+		read -r g 2>/dev/null <"$port/gids/$i" || continue
+		[ "$g" = "$want" ] || continue
+		read -r g 2>/dev/null <"$port/gid_attrs/types/$i" || continue
+		[ "$g" = "$type" ] || continue
+		read -r g 2>/dev/null <"$port/gid_attrs/ndevs/$i" || continue
+		[ "$g" = "$3" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
 }
 
 # udp_port_hold [NETNS]: bind UDP 4791 (IPv4, any address) from user space,

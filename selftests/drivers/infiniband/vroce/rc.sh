@@ -261,12 +261,17 @@ rc_test_run() {
 }
 
 # A debug kernel (kmemleak, KASAN) is several times slower, and the ACK
-# timeouts there make go-back-N retransmit a lot: less of everything there,
-# unless RC_FULL=1.
+# timeouts there make go-back-N retransmit a lot: less of everything there
+# (SLOW). On 6.1 (LEAN), where only ib_core differs, rc_test runs whole in
+# veth/IPv4 and loop/IPv6 and the programs run in veth/IPv4 only. RC_FULL=1
+# runs everything everywhere.
 SLOW=
-if [ -e /sys/kernel/debug/kmemleak ] && [ -z "${RC_FULL:-}" ]; then
+LEAN=
+if [ -z "${RC_FULL:-}" ] && vroce_debug_kernel; then
 	SLOW=1
 	export VROCE_RC_QUICK=1
+elif [ -z "${RC_FULL:-}" ] && vroce_lean_kernel; then
+	LEAN=1
 fi
 
 # cases 4|6: the cases run in each topology for that GID family, as
@@ -280,8 +285,9 @@ cases() {
 	if [ -n "${RC_FULL:-}" ]; then
 		bw=(1 1023 1025 4096 65536 1048576) lat=(1 1025 65536) q=(65536)
 		atomic=(FETCH_AND_ADD CMP_AND_SWAP)
-	elif [ -n "$SLOW" ]; then
+	elif [ -n "$SLOW$LEAN" ]; then
 		bw=(65536)
+		[ -z "$LEAN" ] || q=(65536) lat=(1025)
 	elif [ "$1" = 4 ]; then
 		bw=(1 1025 65536) lat=(1025) q=(65536)
 	else
@@ -339,30 +345,46 @@ skip_cases() {
 	done
 }
 
+# runs_rc_test PREFIX, runs_cases PREFIX: whether rc_test, and the other
+# cases, run in that topology and family on this kernel. A slow kernel runs
+# rc_test (quick) in veth/IPv4 and the programs in loop/IPv4 only, to stay
+# within the selftest timeout.
+runs_rc_test() {
+	case "$SLOW:$LEAN:$1" in
+	"::"* | "1::veth ipv4" | ":1:veth ipv4" | ":1:loop ipv6") return 0 ;;
+	esac
+	return 1
+}
+
+runs_cases() {
+	case "$SLOW:$LEAN:$1" in
+	"::"* | "1::loop ipv4" | ":1:veth ipv4") return 0 ;;
+	esac
+	return 1
+}
+
 # run_config PREFIX: rc_test and CASES in the current topology and family.
-# A slow kernel runs rc_test (quick) in veth/IPv4 and the programs in
-# loop/IPv4 only, to stay within the selftest timeout.
 run_config() {
-	local prefix=$1 slow="skipped on a slow (debug) kernel, RC_FULL=1 runs it"
+	local prefix=$1 slow="lean run on this kernel, RC_FULL=1 runs it"
 	local t0=$SECONDS t1 c
 
 	ktap_print_msg "$prefix: $DEV_A GID $GID_A <-> $DEV_B GID $GID_B"
-	case "$SLOW:$prefix" in
-	"1:veth ipv4" | ":"*) rc_test_run "rc_test $prefix" ;;
-	*) skip_rc_test "$prefix" "$slow" ;;
-	esac
+	if runs_rc_test "$prefix"; then
+		rc_test_run "rc_test $prefix"
+	else
+		skip_rc_test "$prefix" "$slow"
+	fi
 	t1=$SECONDS
-	case "$SLOW:$prefix" in
-	"1:loop ipv4" | ":"*)
+	if runs_cases "$prefix"; then
 		for c in "${CASES[@]}"; do
 			# shellcheck disable=SC2086 # the command is a word list
 			check "$prefix ${c%%|*}" ${c#*|}
 			[ -z "${RC_VERBOSE:-}" ] ||
 				ktap_print_msg "$((SECONDS - t1)) s"
 		done
-		;;
-	*) skip_cases "$prefix" "$slow" ;;
-	esac
+	else
+		skip_cases "$prefix" "$slow"
+	fi
 	ktap_print_msg "$prefix: rc_test $((t1 - t0)) s, the rest $((SECONDS - t1)) s"
 }
 

@@ -898,14 +898,68 @@ def l3_packet(kind, l3):
     return l3[:40 + struct.unpack("!H", l3[4:6])[0]]
 
 
+def bth_offset(kind, pkt):
+    if kind == "v4":
+        return (pkt[0] & 0xF) * 4 + 8
+    return 48 if kind == "v6" else 40
+
+
+def dscp_of(kind, pkt):
+    if kind == "v4":
+        return pkt[1] >> 2
+    return (struct.unpack("!I", pkt[:4])[0] >> 22) & 0x3F
+
+
+def check_cnp(i, kind, pkt, bth0):
+    """IBTA A17.9.3: BTH with BECN, 16 reserved zero bytes, ICRC; DSCP 48
+    (np_cnp_dscp's default)."""
+    b = pkt[bth0:]
+    expect(len(b) == 12 + 16 + 4, "frame %d: CNP of %d bytes after the "
+           "BTH's start, not 32" % (i, len(b)))
+    expect(b[4] == 0x40, "frame %d: BTH byte 4 %#04x, not BECN alone" %
+           (i, b[4]))
+    expect(b[12:28] == bytes(16), "frame %d: CNP reserved bytes not zero" % i)
+    expect(dscp_of(kind, pkt) == 48, "frame %d: DSCP %d, not 48" %
+           (i, dscp_of(kind, pkt)))
+
+
+def tshark_check(path, opcodes):
+    """tshark reads every frame as InfiniBand with the opcode read here from
+    the bytes, nothing malformed or worth a warning; returns the NAK and RNR
+    NAK counts."""
+    rows = tshark_fields(path)
+    expect(len(rows) == len(opcodes), "tshark read %d frames of %d" %
+           (len(rows), len(opcodes)))
+    naks = {"NAK": 0, "RNR NAK": 0}
+    for (num, protos, opcode, malformed, sev, syn, qpn, psn), raw in \
+            zip(rows, opcodes):
+        if not expect("infiniband" in protos.split(":"),
+                      "frame %s is %s" % (num, protos)):
+            continue
+        expect(opcode and int(opcode, 0) == raw,
+               "frame %s: tshark opcode %s, %#04x in the frame" %
+               (num, opcode, raw))
+        expect(not malformed, "frame %s malformed" % num)
+        worst = max([int(x) for x in sev.split(",") if x] or [0])
+        expect(worst < PI_WARN, "frame %s: expert severity %#x" % (num, worst))
+        if syn and (int(syn, 0) >> 5) & 3 == 3:
+            naks["NAK"] += 1
+        elif syn and (int(syn, 0) >> 5) & 3 == 1:
+            naks["RNR NAK"] += 1
+    return naks
+
+
 def cmd_decode(a):
-    """A capture of one RC perftest run: every frame is RoCE to tshark with
-    nothing malformed or worth a warning, its opcodes are those of the
-    operation, and every ICRC is right (computed here, tshark does not)."""
+    """A capture of one RC perftest run (or of CNPs): every frame is RoCE,
+    its opcodes are those of the operation, and every ICRC is right
+    (computed here, tshark does not); a CNP is laid out as IBTA says. Then,
+    unless --no-tshark, tshark decodes every frame as InfiniBand with
+    nothing malformed or worth a warning."""
     frames = pcap_read(a.pcap)
     if not expect(frames, "no frame captured"):
         return
-    seen = {}
+    seen, opcodes, cnp_qpns = {}, [], set()
+    requests, resent = set(), 0
     for i, fr in enumerate(frames, 1):
         kind, off = is_roce(fr)
         if not expect(kind, "frame %d is not RoCE" % i):
@@ -915,24 +969,17 @@ def cmd_decode(a):
         want = icrc(kind, pkt[:-4])
         expect(got == want, "frame %d: ICRC %08x, computed %08x" %
                (i, got, want))
-    rows = tshark_fields(a.pcap)
-    expect(len(rows) == len(frames), "tshark read %d frames of %d" %
-           (len(rows), len(frames)))
-    naks = {"NAK": 0, "RNR NAK": 0}
-    requests, resent = set(), 0
-    for num, protos, opcode, malformed, sev, syn, qpn, psn in rows:
-        if not expect("infiniband" in protos.split(":"),
-                      "frame %s is %s" % (num, protos)):
-            continue
-        expect(not malformed, "frame %s malformed" % num)
-        worst = max([int(x) for x in sev.split(",") if x] or [0])
-        expect(worst < PI_WARN, "frame %s: expert severity %#x" % (num, worst))
-        cls = rc_class(int(opcode, 0))
+        bth0 = bth_offset(kind, pkt)
+        opcode = pkt[bth0]
+        opcodes.append(opcode)
+        cls = rc_class(opcode)
         seen[cls] = seen.get(cls, 0) + 1
-        if syn and (int(syn, 0) >> 5) & 3 == 3:
-            naks["NAK"] += 1
-        elif syn and (int(syn, 0) >> 5) & 3 == 1:
-            naks["RNR NAK"] += 1
+        qpn = struct.unpack("!I", pkt[bth0 + 4:bth0 + 8])[0] & 0xFFFFFF
+        psn = struct.unpack("!I", pkt[bth0 + 8:bth0 + 12])[0] & 0xFFFFFF
+        if cls == "cnp":
+            check_cnp(i, kind, pkt, bth0)
+            expect(psn == 0, "frame %d: CNP PSN %#x, not 0" % (i, psn))
+            cnp_qpns.add(qpn)
         if cls in ("send", "write", "read_request", "atomic"):
             resent += (qpn, psn) in requests
             requests.add((qpn, psn))
@@ -941,14 +988,43 @@ def cmd_decode(a):
         expect(cls in seen, "no %s frame" % cls)
     for cls in seen:
         expect(cls in must + may, "unexpected %s frames" % cls)
-    print("# %d frames: %s; %d NAK, %d RNR NAK; %d requests resent" % (
+    if cnp_qpns:
+        print("# CNPs to DestQP %s" % ", ".join(
+            "%#x" % q for q in sorted(cnp_qpns)))
+        expect(len(cnp_qpns) == 1, "CNPs to more than one QP")
+    naks = tshark_check(a.pcap, opcodes) if a.tshark else None
+    print("# %d frames: %s; %s; %d requests resent" % (
         len(frames), ", ".join("%s %d" % kv for kv in sorted(seen.items())),
-        naks["NAK"], naks["RNR NAK"], resent))
+        "%d NAK, %d RNR NAK" % (naks["NAK"], naks["RNR NAK"]) if naks
+        else "tshark not run", resent))
+
+
+def cmd_fields(a):
+    """One line per RoCE frame of a capture, for the shell to count:
+    source address, VLAN ID and PCP ("-" untagged), DSCP, ECN, BTH opcode
+    (decimal)."""
+    for fr in pcap_read(a.pcap):
+        kind, off = is_roce(fr)
+        if not kind:
+            continue
+        vid = pcp = "-"
+        if off == 18:
+            tci = struct.unpack("!H", fr[14:16])[0]
+            vid, pcp = tci & 0xFFF, tci >> 13
+        pkt = l3_packet(kind, fr[off:])
+        if kind == "v4":
+            src, ecn = socket.inet_ntop(socket.AF_INET, pkt[12:16]), pkt[1] & 3
+        else:
+            src = socket.inet_ntop(socket.AF_INET6, pkt[8:24])
+            ecn = (struct.unpack("!I", pkt[:4])[0] >> 20) & 3
+        print(src, vid, pcp, dscp_of(kind, pkt), ecn,
+              pkt[bth_offset(kind, pkt)])
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["tx", "rx", "gid", "decode", "live"])
+    p.add_argument("cmd", choices=["tx", "rx", "gid", "decode", "fields",
+                                   "live"])
     p.add_argument("--dev", help="vroce device")
     p.add_argument("--ns", help="the peer's netns")
     p.add_argument("--ifname",
@@ -964,6 +1040,8 @@ def main():
     p.add_argument("--dgid", help="DGID as xmit_test takes it")
     p.add_argument("--sgid-index", type=int)
     p.add_argument("--pcap")
+    p.add_argument("--no-tshark", dest="tshark", action="store_false",
+                   help="decode: raw checks only")
     p.add_argument("--opcode", dest="opcodes", default=["RC_SEND_ONLY"],
                    type=lambda s: s.split(","), help="tx: comma-separated")
     p.add_argument("--lens", type=lambda s: [int(x) for x in s.split(",")],
@@ -984,6 +1062,8 @@ def main():
     a = p.parse_args()
     need = ["pcap", "traffic"] if a.cmd == "decode" else ["dev", "ifname",
                                                           "kind"]
+    if a.cmd == "fields":
+        need = ["pcap"]
     if a.cmd == "live":
         need = ["dev", "ifname", "prog", "dmac", "smac", "sip", "dip",
                 "sip6", "dip6"]
@@ -991,7 +1071,7 @@ def main():
         if getattr(a, opt) is None:
             p.error("%s needs --%s" % (a.cmd, opt))
     {"tx": cmd_tx, "rx": cmd_rx, "gid": cmd_gid, "decode": cmd_decode,
-     "live": cmd_live}[a.cmd](a)
+     "fields": cmd_fields, "live": cmd_live}[a.cmd](a)
     if FAILURES:
         print("# %d check(s) failed" % len(FAILURES))
         return 1

@@ -39,12 +39,11 @@ cleanup() {
 trap cleanup EXIT
 
 has_gid() {
-	python3 "$ROCE_PY" gid --dev nva --kind "$1" --ifname "$2" --sip "$3"
+	vroce_gid nva "$1" "$2" "$3" >/dev/null
 }
 
 gid_index() {
-	python3 "$ROCE_PY" gid --dev nva --kind "$1" --ifname "$2" --sip "$3" |
-		grep -x '[0-9]*'
+	vroce_gid nva "$1" "$2" "$3"
 }
 
 setup() {
@@ -237,10 +236,8 @@ RC_TIMEOUT=60
 
 rc_setup() {
 	ip netns exec "$NSB" rdma link add nvb type vroce netdev vb &&
-		wait_for 10 python3 "$ROCE_PY" gid --dev nvb --kind v4 --ifname vb \
-			--sip 192.0.2.2 || return 1
-	GID_B=$(python3 "$ROCE_PY" gid --dev nvb --kind v4 --ifname vb \
-		--sip 192.0.2.2 | grep -x '[0-9]*')
+		wait_for 10 vroce_gid nvb v4 vb 192.0.2.2 || return 1
+	GID_B=$(vroce_gid nvb v4 vb 192.0.2.2)
 }
 
 perftest_listening() {
@@ -360,8 +357,7 @@ vlan_rping() {
 		ip -n "$NSB" link set vb.100 type vlan egress-qos-map \
 			6:$VLAN_PCP $VLAN_PCP:$VLAN_PCP &&
 		cm_tos "$VLAN_TOS" &&
-		wait_for 10 python3 "$ROCE_PY" gid --dev nvb --kind v4 \
-			--ifname vb.100 --sip 198.51.100.2 || return 1
+		wait_for 10 vroce_gid nvb v4 vb.100 198.51.100.2 || return 1
 	VLAN_PCAP=$(mktemp /tmp/vroce-vlan.XXXXXX.pcap) && rm -f "$VLAN_PCAP"
 	ip netns exec "$NSB" dumpcap -q -P -i vb -w "$VLAN_PCAP" \
 		>"$VROCE_LOG.cap" 2>&1 &

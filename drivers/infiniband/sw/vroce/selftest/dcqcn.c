@@ -520,6 +520,34 @@ static bool st_catch_up(void)
 	       ST_EQ(a.t_stage, 5) && ST_EQ(b.t_stage, 5);
 }
 
+/*
+ * A late timer makes the same decrease as a timely one: at its due time,
+ * with the alpha of that time (defaults: alpha decays every 1 µs, so 1 ms
+ * later it is near 0), and the increase periods count from it.
+ */
+static bool st_late_decrease(void)
+{
+	struct vroce_cc_params p;
+	struct vroce_dcqcn a, b;
+	bool ok;
+
+	vroce_cc_params_init(&p);
+	vroce_dcqcn_init(&a, &p, ST_LINE);
+	vroce_dcqcn_init(&b, &p, ST_LINE);
+	vroce_dcqcn_on_cnp(&a, &p, ST_T0);
+	vroce_dcqcn_on_cnp(&b, &p, ST_T0);
+	vroce_dcqcn_on_rate_timer(&a, &p, ST_T0 + 4 * ST_US);
+	/* Near half: alpha 0.999 * (1019/1024)^4 = 0.979 at 4 µs. */
+	ok = ST_EQ(a.decreases, 1) && ST_OK(a.rc_kbps > ST_LINE / 2 + 5000) &&
+	     ST_OK(a.rc_kbps < ST_LINE / 2 + 200000);
+	vroce_dcqcn_on_rate_timer(&a, &p, ST_T0 + 1000 * ST_US);
+	vroce_dcqcn_on_rate_timer(&b, &p, ST_T0 + 1000 * ST_US);
+	/* Then three increase periods (304, 604 and 904 µs), the same. */
+	return ok && ST_EQ(b.decreases, 1) && ST_EQ(b.rc_kbps, a.rc_kbps) &&
+	       ST_EQ(b.rt_kbps, a.rt_kbps) && ST_EQ(b.alpha, a.alpha) &&
+	       ST_EQ(b.t_stage, a.t_stage) && ST_EQ(a.t_stage, 3);
+}
+
 /* NP: at most one CNP per np_min_time_between_cnps (4 µs). */
 static bool st_np(void)
 {
@@ -563,6 +591,7 @@ bool vroce_dcqcn_selftest(void)
 	ok &= st_clamp();
 	ok &= st_max_rate();
 	ok &= st_catch_up();
+	ok &= st_late_decrease();
 	ok &= st_np();
 	if (ok)
 		pr_info("dcqcn self-tests: pass\n");
