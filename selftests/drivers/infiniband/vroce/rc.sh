@@ -270,7 +270,8 @@ LEAN=
 if [ -z "${RC_FULL:-}" ] && vroce_debug_kernel; then
 	SLOW=1
 	export VROCE_RC_QUICK=1
-elif [ -z "${RC_FULL:-}" ] && vroce_lean_kernel; then
+elif [ -z "${RC_FULL:-}" ] && [ "$DRIVER" = vroce ] && vroce_lean_kernel; then
+	# (rdma_rxe has no veth topology: it runs the full loopback.)
 	LEAN=1
 fi
 
