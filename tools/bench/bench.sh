@@ -44,6 +44,8 @@
 #   BENCH_DURATION=4         seconds per bw run (-D; 2 s less measured)
 #   BENCH_LAT_ITERS=1000     round trips per lat run (-n)
 #   BENCH_TOPOS="rxe-loop vroce-loop vroce-veth"   topologies to run
+#   BENCH_CELLS=<ERE>        only the cells whose "TOOL SIZE QPS" matches,
+#                            e.g. "_lat 2 |_bw 64 1" (default: all)
 #   BENCH_TIMEOUT=2700       VM timeout in seconds
 #
 # Output in build/bench/: results.txt (the table), results.json, raw.tsv
@@ -65,8 +67,12 @@ RAW=
 DURATION=${BENCH_DURATION:-4}
 LAT_ITERS=${BENCH_LAT_ITERS:-1000}
 
-# The matrix, one "TOOL SIZE QPS" a line.
+# The matrix, one "TOOL SIZE QPS" a line (BENCH_CELLS filters it).
 cells() {
+	all_cells | grep -E -- "${BENCH_CELLS:-.}"
+}
+
+all_cells() {
 	local s t
 
 	for s in 64 4096 65536 1048576; do
@@ -218,7 +224,7 @@ host() {
 	"$TOP/tools/testing/vm/run.sh" -k "$kernel" -t "${BENCH_TIMEOUT:-2700}" -o "$out/vm" -- \
 		env VROCE_KO="$TOP/build/$kernel/vroce.ko" BENCH_REPS="$REPS" \
 		BENCH_DURATION="${BENCH_DURATION:-4}" BENCH_TOPOS="$TOPOS" \
-		BENCH_LAT_ITERS="${BENCH_LAT_ITERS:-1000}" \
+		BENCH_LAT_ITERS="${BENCH_LAT_ITERS:-1000}" BENCH_CELLS="${BENCH_CELLS:-.}" \
 		tools/bench/bench.sh --guest >"$out/vm/run.log" 2>&1 || rc=$?
 	grep '^bench:' "$out/vm/run.log" | tr -d '\r'
 	if [ $rc != 0 ]; then

@@ -416,7 +416,7 @@ void vroce_mcast_rx(struct vroce_dev *vdev, const union ib_gid *dgid,
 			vroce_qp_put(qp);
 			continue;	/* unreliable: the others may get it */
 		}
-		vroce_qp_rx(qp, clone);
+		vroce_qp_rx(qp, clone, NULL);
 	}
 	rcu_read_unlock();
 	consume_skb(skb);

@@ -49,6 +49,8 @@ struct vroce_av {
  * @task: runs the transport (task.c); owns a reference while queued
  * @task_mutex: held by the task while it runs and by modify_qp
  * @rxq: received packets waiting for the task
+ * @run: while the task runs, the run list of the context running it (the
+ *	receivers of its loopback packets go there; task_mutex)
  * @req: requester and completer state, owned by the task
  * @resp: responder state, owned by the task
  * @cc: congestion control (NP, RP, pacer), owned by the task (cc_rp.c)
@@ -74,6 +76,7 @@ struct vroce_qp {
 	struct work_struct task;
 	struct mutex task_mutex; /* see task.c */
 	struct sk_buff_head rxq;
+	struct vroce_run_list *run;
 	struct vroce_req req;
 	struct vroce_resp resp;
 	struct vroce_qp_cc cc;

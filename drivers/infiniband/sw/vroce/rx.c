@@ -66,6 +66,8 @@
  * @op: its opcode, once known
  * @paylen: payload bytes without pad, once known
  * @loopback: sent by this host to its own device: never on a wire, no ICRC
+ * @run: for a loopback packet, the run list of the sender's context (the
+ *	receiving QP's task runs there next), or NULL
  */
 struct vroce_rx_pkt {
 	struct vroce_dev *vdev;
@@ -76,6 +78,7 @@ struct vroce_rx_pkt {
 	const struct vroce_opcode_info *op;
 	unsigned int paylen;
 	bool loopback;
+	struct vroce_run_list *run;
 };
 
 static struct vroce_dev *vroce_rx_dev_get(struct net_device *ndev)
@@ -212,7 +215,7 @@ static void vroce_rx_demux(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	cb->vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) :
 					      VROCE_RX_NO_VLAN;
 	if (qp) {
-		vroce_qp_rx(qp, skb);
+		vroce_qp_rx(qp, skb, pkt->run);
 		return;
 	}
 	vroce_rx_dgid(pkt, &dgid);
@@ -283,9 +286,10 @@ static bool vroce_rx_v2_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
  */
 static void vroce_rx_skb(struct sk_buff *skb,
 			 bool (*frame)(struct vroce_rx_pkt *pkt,
-				       struct sk_buff *skb), bool loopback)
+				       struct sk_buff *skb), bool loopback,
+			 struct vroce_run_list *run)
 {
-	struct vroce_rx_pkt pkt = { .loopback = loopback };
+	struct vroce_rx_pkt pkt = { .loopback = loopback, .run = run };
 
 	pkt.vdev = vroce_rx_find_dev(skb->dev);
 	if (!pkt.vdev) {
@@ -311,7 +315,7 @@ static void vroce_rx_skb(struct sk_buff *skb,
  */
 void vroce_rx_v2(struct sk_buff *skb)
 {
-	vroce_rx_skb(skb, vroce_rx_v2_frame, false);
+	vroce_rx_skb(skb, vroce_rx_v2_frame, false, NULL);
 }
 
 /* RoCEv1: skb->data is at the GRH; trailing Ethernet padding is allowed. */
@@ -345,7 +349,7 @@ static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
-	vroce_rx_skb(skb, vroce_rx_v1_frame, false);
+	vroce_rx_skb(skb, vroce_rx_v1_frame, false, NULL);
 	return NET_RX_SUCCESS;
 }
 
@@ -353,6 +357,7 @@ static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
  * vroce_rx_loopback - receive a frame vroce sent to its own device
  * @skb: a frame built by vroce_tx(), skb->data at its Ethernet header,
  *	network and transport headers set; consumed
+ * @run: the run list of the sending task's context, or NULL
  *
  * The frame does not go through the netdev or the IP stack (which would
  * drop a packet from one of its own addresses as a martian). It never
@@ -360,20 +365,21 @@ static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
  * (and an IPv6 UDP checksum) zero and its ICRC is not checked, as a NIC's
  * internal loopback does not serialize a packet. The receive path only
  * queues it for a QP's task, so this does not recurse into the transmit
- * path.
+ * path; the task runs next in the sender's context when @run has room
+ * (vroce_qp_rx()), or on the workqueue.
  *
  * Context: process or softirq; runs the receive path with BHs disabled.
  */
-void vroce_rx_loopback(struct sk_buff *skb)
+void vroce_rx_loopback(struct sk_buff *skb, struct vroce_run_list *run)
 {
 	skb->pkt_type = PACKET_HOST;
 	local_bh_disable();
 	if (skb->protocol == htons(ETH_P_IBOE)) {
 		__skb_pull(skb, skb_network_offset(skb));
-		vroce_rx_skb(skb, vroce_rx_v1_frame, true);
+		vroce_rx_skb(skb, vroce_rx_v1_frame, true, run);
 	} else {
 		__skb_pull(skb, skb_transport_offset(skb));
-		vroce_rx_skb(skb, vroce_rx_v2_frame, true);
+		vroce_rx_skb(skb, vroce_rx_v2_frame, true, run);
 	}
 	local_bh_enable();
 }

@@ -15,9 +15,15 @@
  *   kick the task. A user QP's doorbell (the POST_SEND system call, process
  *   context) runs the task body itself when task_mutex is free
  *   (vroce_task_doorbell()), so a send costs no worker wakeup; otherwise
- *   it kicks the task as well. Nothing that sends runs in softirq context, and a
- *   packet that loops back to the same device is received in a later
- *   softirq, never recursively.
+ *   it kicks the task as well. Nothing that sends runs in softirq context.
+ * - A packet to a QP of the same device (internal loopback) is queued on
+ *   the receiver's rxq like any other, and the receiver goes on the run
+ *   list of the context that sent it (struct vroce_run_list): once that
+ *   context has released the task it ran, it runs the receiver's task too,
+ *   then the task of the receiver's answer, and so on within a budget. A
+ *   request, its ACK and its completion thus cost no worker wakeup, as a
+ *   NIC's internal loopback costs no interrupt; a context never holds two
+ *   task_mutexes, and never recurses into the transmit path.
  * - The task runs in process context and sends with dev_queue_xmit(); the
  *   softirqs a transmission raises (veth, loopback) run when it re-enables
  *   bottom halves, so a receiver on the same CPU keeps up with the sender.
@@ -48,6 +54,23 @@
 #include "xport.h"
 
 #define VROCE_TASK_BUDGET 16
+
+/*
+ * The run list: the QPs whose tasks the context that runs a task (the work
+ * item, a user doorbell) runs next, each entry with a QP reference. It
+ * lives on that context's stack and only that context touches it: the
+ * receive path adds to it through the vroce_pkt_info of a packet the
+ * context's task sent (vroce_rx_loopback()). At most
+ * VROCE_RUN_LIST_BUDGET runs per drain; what is left goes to the
+ * workqueue, so a ping-pong between two QPs does not keep a system call.
+ */
+#define VROCE_RUN_LIST_LEN 8
+#define VROCE_RUN_LIST_BUDGET 8
+
+struct vroce_run_list {
+	unsigned int n;
+	struct vroce_qp *qp[VROCE_RUN_LIST_LEN];
+};
 
 static struct workqueue_struct *vroce_wq;
 
@@ -81,14 +104,44 @@ void vroce_task_kick(struct vroce_qp *qp)
 		vroce_task_queue(qp);
 }
 
+/* Add @qp with the reference the caller hands over; false if full. */
+static bool vroce_run_list_add(struct vroce_run_list *run,
+			       struct vroce_qp *qp)
+{
+	unsigned int i;
+
+	for (i = 0; i < run->n; i++) {
+		if (run->qp[i] == qp) {
+			vroce_qp_put(qp);
+			return true;
+		}
+	}
+	if (run->n == VROCE_RUN_LIST_LEN)
+		return false;
+	run->qp[run->n++] = qp;
+	return true;
+}
+
+static struct vroce_qp *vroce_run_list_pop(struct vroce_run_list *run)
+{
+	struct vroce_qp *qp = run->qp[0];
+
+	run->n--;
+	memmove(&run->qp[0], &run->qp[1], run->n * sizeof(run->qp[0]));
+	return qp;
+}
+
 /**
  * vroce_qp_rx - queue a received packet for the QP's task
  * @qp: the QP, with a reference from vroce_qp_get() that this consumes
  * @skb: the validated packet; vroce_rx_cb() filled in; consumed
+ * @run: the run list of the context whose task sent @skb (loopback), or
+ *	NULL: the QP's task runs there if it has room, else on the workqueue
  *
- * Context: softirq.
+ * Context: softirq, or BHs disabled in the context that owns @run.
  */
-void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb)
+void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
+		 struct vroce_run_list *run)
 {
 	if (skb_queue_len(&qp->rxq) >= VROCE_RXQ_MAX) {
 		vroce_counter_inc(&to_vdev(qp->ibqp.device)->counters,
@@ -98,6 +151,8 @@ void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	skb_queue_tail(&qp->rxq, skb);
+	if (run && vroce_run_list_add(run, qp))
+		return;
 	vroce_task_queue(qp);
 }
 
@@ -212,26 +267,75 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 	return true;
 }
 
+/*
+ * One run of the task, in the context that owns @run.
+ * Return: true if the budget ran out with work left.
+ */
+static bool vroce_task_run_locked(struct vroce_qp *qp,
+				  struct vroce_run_list *run)
+{
+	bool more;
+
+	lockdep_assert_held(&qp->task_mutex);
+
+	if (READ_ONCE(qp->dying))
+		return false;
+	qp->run = run;
+	more = vroce_task_steps(qp);
+	qp->run = NULL;
+	return more;
+}
+
+/*
+ * Run the tasks on @run, each under its own task_mutex only; one that is
+ * busy (its work item, a doorbell or modify_qp has the mutex), has work
+ * left or is beyond the budget goes to the workqueue, so nothing queued is
+ * missed.
+ */
+static void vroce_run_list_drain(struct vroce_run_list *run)
+{
+	unsigned int budget = VROCE_RUN_LIST_BUDGET;
+	struct vroce_qp *qp;
+	bool more;
+
+	while (run->n) {
+		qp = vroce_run_list_pop(run);
+		more = true;
+		if (budget) {
+			budget--;
+			mutex_lock(&qp->task_mutex);
+			more = vroce_task_run_locked(qp, run);
+			mutex_unlock(&qp->task_mutex);
+		}
+		if (more)
+			vroce_task_queue(qp);
+		else
+			vroce_qp_put(qp);
+	}
+}
+
 static void vroce_task_run(struct work_struct *work)
 {
 	struct vroce_qp *qp = container_of(work, struct vroce_qp, task);
-	bool more = false;
+	struct vroce_run_list run = {};
+	bool more;
 
 	mutex_lock(&qp->task_mutex);
-	if (!READ_ONCE(qp->dying))
-		more = vroce_task_steps(qp);
+	more = vroce_task_run_locked(qp, &run);
 	mutex_unlock(&qp->task_mutex);
 
 	if (more)
 		vroce_task_kick(qp);
 	vroce_qp_put(qp);
+	vroce_run_list_drain(&run);
 }
 
 /**
  * vroce_task_doorbell - run the QP's task in the caller's context if idle
  * @qp: the QP, held by the caller (a user QP in a uverbs system call)
  *
- * One run, as the work item would do it, under task_mutex; if the mutex is
+ * One run, as the work item would do it, under task_mutex, then the tasks
+ * of the QPs it sent loopback packets to (its run list); if the mutex is
  * taken (the work item or modify_qp has it), or the budget runs out with
  * work left, the task is kicked instead, so nothing posted is missed.
  *
@@ -239,15 +343,15 @@ static void vroce_task_run(struct work_struct *work)
  */
 void vroce_task_doorbell(struct vroce_qp *qp)
 {
+	struct vroce_run_list run = {};
 	bool more = true;
 
-	might_sleep();
-	if (mutex_trylock(&qp->task_mutex)) {
-		more = !READ_ONCE(qp->dying) && vroce_task_steps(qp);
-		mutex_unlock(&qp->task_mutex);
-	}
+	mutex_lock(&qp->task_mutex);
+	more = vroce_task_run_locked(qp, &run);
+	mutex_unlock(&qp->task_mutex);
 	if (more)
 		vroce_task_kick(qp);
+	vroce_run_list_drain(&run);
 }
 
 static enum hrtimer_restart vroce_task_timer(struct hrtimer *timer)
@@ -386,6 +490,7 @@ void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 	pi->sqpn = qp->ibqp.qp_num;
 	pi->dqpn = qp->attr.dest_qp_num;
 	pi->psn = psn & VROCE_PSN_MASK;
+	pi->run = qp->run;
 }
 
 /* An extension header of a received packet; the opcode must have it. */

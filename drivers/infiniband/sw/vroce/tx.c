@@ -366,7 +366,7 @@ static void vroce_tx_mcast_loop(struct vroce_dev *vdev,
 		return;
 	clone = skb_clone(skb, gfp);
 	if (clone)
-		vroce_rx_loopback(clone);
+		vroce_rx_loopback(clone, pi->run);
 }
 
 /**
@@ -405,7 +405,7 @@ int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 	}
 	/* A destination on this device: straight to the receive path. */
 	if (lo.loopback) {
-		vroce_rx_loopback(skb);
+		vroce_rx_loopback(skb, pi->run);
 		err = NET_XMIT_SUCCESS;
 	} else {
 		vroce_tx_mcast_loop(vdev, pi, skb, gfp);

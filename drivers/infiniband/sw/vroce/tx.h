@@ -8,6 +8,8 @@
 
 #include "pkt.h"
 
+struct vroce_run_list;
+
 struct vroce_dev;
 
 /**
@@ -70,6 +72,8 @@ struct vroce_pkt_info {
 	u32 paylen;
 	int (*fill)(void *fill_ctx, void *dst, u32 len);
 	void *fill_ctx;
+
+	struct vroce_run_list *run;
 };
 
 /* tx.c APIs: */

@@ -144,6 +144,7 @@ static enum ib_wc_status vroce_ud_send(struct vroce_qp *qp, u32 slot,
 		return IB_WC_LOC_QP_OP_ERR;
 	vroce_ah_av_to_pkt(&av, &pi);
 	vroce_ud_pkt(qp, wqe, &pi);
+	pi.run = qp->run;
 	pi.fill = vroce_ud_fill;
 	pi.fill_ctx = &ctx;
 	if (!ctx.inl)

@@ -240,7 +240,8 @@ void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
 			int mask);
 void vroce_task_kick(struct vroce_qp *qp);
 void vroce_task_doorbell(struct vroce_qp *qp);
-void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb);
+void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
+		 struct vroce_run_list *run);
 void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 			  u8 opcode, u32 psn);
 void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr);
