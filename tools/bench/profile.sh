@@ -34,7 +34,8 @@
 #
 # Output in build/bench/profile/: profile.txt (everything below, per case),
 # and per topology and case the raw files: *.stat (perf stat), *.funcs
-# (function calls), *.hist (hist triggers), *.report (perf report).
+# (function calls), *.hist (hist triggers), *.report (perf report), *.comm
+# (samples by command and object).
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
@@ -186,6 +187,8 @@ summary() {
 		printf "%-34s %-30s %8d %8.2f\n", $2, $3, $1, $1 / p }' "$out.callers"
 	echo "--- allocations by call site, work items by function (hist triggers)"
 	cat "$out.hist"
+	echo "--- cpu-clock samples by command and object (all CPUs; [kernel.kallsyms] and modules are the kernel)"
+	head -n 30 "$out.comm"
 	echo "--- perf report --no-children (cpu-clock samples, all CPUs)"
 	head -n 70 "$out.report"
 	echo "--- call graphs of the symbols above 3% (first 120 lines)"
@@ -224,6 +227,10 @@ profile_case() {
 	perf report -i "$PERF_DATA" --kallsyms=/proc/kallsyms --no-children \
 		--sort sym --stdio -g none --percent-limit 0.3 2>/dev/null |
 		grep -v '^#' | grep -v '^$' >"$out.report"
+	# Who spends the time: each command, in user space or the kernel.
+	perf report -i "$PERF_DATA" --kallsyms=/proc/kallsyms --no-children \
+		--sort comm,dso --stdio -g none --percent-limit 1 2>/dev/null |
+		grep -v '^#' | grep -v '^$' >"$out.comm"
 	{
 		perf report -i "$PERF_DATA" --kallsyms=/proc/kallsyms \
 			--no-children --sort sym --stdio -g caller,0.5,callee,function,percent \

@@ -331,7 +331,7 @@ static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 {
 	struct vroce_swqe *sw = &qp->req.wqes[qp->sq.queue.cons];
 	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
-	u32 paylen = vroce_rx_cb(skb)->paylen;
+	u32 paylen = vroce_rx_cb(skb)->paylen, segs = vroce_pkt_segs(skb, mtu);
 	u32 done = ((psn - sw->first_psn) & VROCE_PSN_MASK) * mtu;
 	bool last = op->flags & (VROCE_OP_LAST | VROCE_OP_ONLY);
 	int err;
@@ -346,8 +346,11 @@ static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 		vroce_comp_implied_nak(qp);
 		return;
 	}
-	/* Every response but the last is full; the total is the length. */
-	if ((!last && paylen != mtu) || done + paylen > sw->length ||
+	/*
+	 * Every response but the last is full (a loopback MIDDLE frame: @segs
+	 * full ones); the total is the length.
+	 */
+	if ((!last && paylen != segs * mtu) || done + paylen > sw->length ||
 	    (last && done + paylen != sw->length)) {
 		vroce_comp_fail(qp, IB_WC_BAD_RESP_ERR);
 		return;
@@ -362,7 +365,7 @@ static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 	if (last)
 		vroce_comp_head_done(qp);
 	else
-		vroce_req_progress(qp, vroce_psn_add(psn, 1));
+		vroce_req_progress(qp, vroce_psn_add(psn, segs));
 }
 
 static void vroce_comp_atomic_ack(struct vroce_qp *qp, struct sk_buff *skb,

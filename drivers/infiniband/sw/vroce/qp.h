@@ -49,6 +49,8 @@ struct vroce_av {
  * @task: runs the transport (task.c); owns a reference while queued
  * @task_mutex: held by the task while it runs and by modify_qp
  * @rxq: received packets waiting for the task
+ * @task_flags: VROCE_TASK_AGAIN: run the task again once task_mutex is
+ *	released (task.c)
  * @run: while the task runs, the run list of the context running it (the
  *	receivers of its loopback packets go there; task_mutex)
  * @req: requester and completer state, owned by the task
@@ -75,6 +77,7 @@ struct vroce_qp {
 	bool dying;
 	struct work_struct task;
 	struct mutex task_mutex; /* see task.c */
+	unsigned long task_flags;
 	struct sk_buff_head rxq;
 	struct vroce_run_list *run;
 	struct vroce_req req;

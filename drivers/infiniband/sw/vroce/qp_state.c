@@ -292,7 +292,7 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		vroce_xport_modify(qp, attr, mask);
 		vroce_qp_after_transition(qp, cur, next);
 	}
-	mutex_unlock(&qp->task_mutex);
+	vroce_task_unlock(qp);
 
 	/* The replaced AV on success, the unused new one on failure. */
 	if (av.sgid_attr)

@@ -12,7 +12,10 @@
  * the bounds checked then.
  *
  * Each packet carries up to the path MTU; a message takes consecutive
- * PSNs (a READ request takes as many as it has response packets). The
+ * PSNs (a READ request takes as many as it has response packets). To a QP
+ * of this device (internal loopback), a run of MIDDLE packets goes out as
+ * one frame of up to VROCE_LOOP_PAYLOAD bytes and takes one PSN per path
+ * MTU (vroce_req_segs()). The
  * requester keeps at most VROCE_REQ_WINDOW PSNs unacknowledged, at most
  * max_rd_atomic READ/atomic WQEs outstanding, waits for them before a
  * fenced WQE, sets AckReq on the last packet of a message and every
@@ -389,6 +392,23 @@ static void vroce_req_uc_done(struct vroce_qp *qp, struct vroce_swqe *sw)
 	vroce_comp_retire(qp);
 }
 
+/*
+ * The PSNs the next packet of the WQE at req.idx takes: one, or to a QP of
+ * this device, for MIDDLE packets, as many whole path MTUs as fit in
+ * VROCE_LOOP_PAYLOAD, the last packet of the message left out. Runs end
+ * at multiples of VROCE_LOOP_PAYLOAD / MTU packets into the message, so a
+ * retransmission cuts it where the first transmission did.
+ */
+static u32 vroce_req_segs(struct vroce_qp *qp, const struct vroce_swqe *sw)
+{
+	u32 mtu = vroce_qp_mtu(qp), off = qp->req.offset, len;
+
+	if (vroce_wr_rd_atomic(sw->wr.opcode))
+		return 1;
+	len = vroce_loop_pkt_len(qp, sw->length - off, mtu, !off, off / mtu);
+	return len > mtu ? len / mtu : 1;
+}
+
 /* Send the next packet of the WQE at req.idx. */
 static void vroce_req_send(struct vroce_qp *qp)
 {
@@ -398,10 +418,10 @@ static void vroce_req_send(struct vroce_qp *qp)
 	struct vroce_req_fill_ctx ctx = { .qp = qp, .sw = sw };
 	bool aw = sw->wr.opcode == VROCE_WR_ATOMIC_WRITE;
 	bool rd_atomic = vroce_wr_rd_atomic(sw->wr.opcode) && !aw;
-	u32 left = sw->length - req->offset;
-	u32 len = rd_atomic ? 0 : min(left, vroce_qp_mtu(qp));
+	u32 left = sw->length - req->offset, segs = vroce_req_segs(qp, sw);
+	u32 len = rd_atomic ? 0 : min(left, segs * vroce_qp_mtu(qp));
 	bool first = req->offset == 0, last = rd_atomic || len == left;
-	u32 npsn = rd_atomic ? vroce_msg_pkts(qp, left) : 1;
+	u32 npsn = rd_atomic ? vroce_msg_pkts(qp, left) : segs;
 	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 	struct vroce_pkt_info pi;
 	int err;
@@ -414,8 +434,9 @@ static void vroce_req_send(struct vroce_qp *qp)
 	/* Ask for an ACK often enough that the window keeps moving. */
 	pi.ackreq = !uc &&
 		    ((vroce_opcode(pi.opcode)->flags & VROCE_OP_ACKREQ) ||
-		     ++req->since_ackreq >= min_t(u32, VROCE_REQ_ACKREQ_EVERY,
-						  req->window / 2));
+		     (req->since_ackreq += segs) >=
+			     min_t(u32, VROCE_REQ_ACKREQ_EVERY,
+				   req->window / 2));
 	if (pi.ackreq)
 		req->since_ackreq = 0;
 	pi.paylen = len;
@@ -465,12 +486,14 @@ static bool vroce_req_window_open(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
 	struct vroce_swqe *sw = &req->wqes[req->idx];
-	u32 npsn = 1;
+	u32 npsn;
 
 	if (req->una == req->psn)
 		return true;
 	if (vroce_wr_rd_atomic(sw->wr.opcode))
 		npsn = vroce_msg_pkts(qp, sw->length - req->offset);
+	else
+		npsn = vroce_req_segs(qp, sw);
 	return vroce_psn_cmp(vroce_psn_add(req->psn, npsn),
 			     vroce_psn_add(req->una, req->window)) <= 0;
 }

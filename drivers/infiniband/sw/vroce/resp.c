@@ -21,6 +21,11 @@
  * with the MR's memory as a 64-bit atomic; the original value is kept in
  * a record (max_dest_rd_atomic of them, round robin) for duplicates.
  *
+ * A MIDDLE packet this device sent to itself (internal loopback, req.c)
+ * may carry several path MTUs: it is executed as that many packets, one
+ * PSN each (vroce_pkt_segs()); so may READ responses this device sends to
+ * itself (vroce_loop_pkt_len()).
+ *
  * ACKs are coalesced: a packet with AckReq makes an ACK pending, and the
  * ACK goes out once the queued packets are handled, or before any other
  * response (READ data, atomic ACK, NAK) so responses stay in PSN order.
@@ -244,14 +249,18 @@ static bool vroce_resp_last(const struct vroce_opcode_info *op)
 	return op->flags & (VROCE_OP_LAST | VROCE_OP_ONLY);
 }
 
-/* Payload length rules: FIRST and MIDDLE carry exactly the path MTU. */
+/*
+ * Payload length rules: FIRST and MIDDLE carry exactly the path MTU (@segs
+ * of them, see vroce_pkt_segs()).
+ */
 static bool vroce_resp_len_ok(struct vroce_qp *qp,
-			      const struct vroce_opcode_info *op, u32 paylen)
+			      const struct vroce_opcode_info *op, u32 paylen,
+			      u32 segs)
 {
 	u32 mtu = vroce_resp_mtu(qp);
 
 	if (op->flags & (VROCE_OP_FIRST | VROCE_OP_MIDDLE))
-		return paylen == mtu;
+		return paylen == segs * mtu;
 	return paylen <= mtu;
 }
 
@@ -590,13 +599,14 @@ static bool vroce_resp_seq_ok(struct vroce_qp *qp,
 }
 
 static int vroce_resp_execute(struct vroce_qp *qp, struct sk_buff *skb,
-			      const struct vroce_opcode_info *op, u32 psn)
+			      const struct vroce_opcode_info *op, u32 psn,
+			      u32 segs)
 {
 	u8 opcode = vroce_rx_bth(skb)->opcode;
 	u8 opc = VROCE_OPC(opcode);
 
 	if (!vroce_resp_seq_ok(qp, op, opcode) ||
-	    !vroce_resp_len_ok(qp, op, vroce_rx_cb(skb)->paylen)) {
+	    !vroce_resp_len_ok(qp, op, vroce_rx_cb(skb)->paylen, segs)) {
 		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
 				 IB_WC_REM_INV_REQ_ERR);
 		return -EAGAIN;
@@ -683,7 +693,8 @@ bool vroce_resp_may_overtake(struct vroce_qp *qp, struct sk_buff *skb)
  * (SPEC §3.5).
  */
 static void vroce_resp_uc_rx(struct vroce_qp *qp, struct sk_buff *skb,
-			     const struct vroce_opcode_info *op, u32 psn)
+			     const struct vroce_opcode_info *op, u32 psn,
+			     u32 segs)
 {
 	struct vroce_resp *resp = &qp->resp;
 
@@ -693,14 +704,14 @@ static void vroce_resp_uc_rx(struct vroce_qp *qp, struct sk_buff *skb,
 			vroce_resp_uc_abort(qp);
 		resp->uc_drop = true;
 	}
-	resp->epsn = vroce_psn_add(psn, 1);
+	resp->epsn = vroce_psn_add(psn, segs);
 	if (resp->uc_drop) {
 		if (!vroce_resp_first(op))
 			return;
 		resp->uc_drop = false;
 	}
 	/* Bad opcode sequences too: dropped, not an error on UC. */
-	if (vroce_resp_execute(qp, skb, op, psn))
+	if (vroce_resp_execute(qp, skb, op, psn, segs))
 		resp->uc_drop = true;
 }
 
@@ -713,7 +724,7 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 {
 	const struct vroce_bth *bth = vroce_rx_bth(skb);
 	const struct vroce_opcode_info *op = vroce_opcode(bth->opcode);
-	u32 psn = vroce_bth_psn(bth);
+	u32 psn = vroce_bth_psn(bth), segs = vroce_pkt_segs(skb, vroce_resp_mtu(qp));
 	int diff = vroce_psn_cmp(psn, qp->resp.epsn);
 
 	lockdep_assert_held(&qp->task_mutex);
@@ -723,7 +734,7 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 		vroce_qp_event(qp, IB_EVENT_COMM_EST);
 	}
 	if (qp->ibqp.qp_type == IB_QPT_UC) {
-		vroce_resp_uc_rx(qp, skb, op, psn);
+		vroce_resp_uc_rx(qp, skb, op, psn, segs);
 	} else if (diff > 0) {
 		vroce_resp_count(qp, VROCE_CNT_OUT_OF_SEQUENCE);
 		if (!qp->resp.nak_sent) {
@@ -733,16 +744,16 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 		}
 	} else if (diff < 0) {
 		vroce_resp_duplicate(qp, skb, psn);
-	} else if (!vroce_resp_execute(qp, skb, op, psn)) {
+	} else if (!vroce_resp_execute(qp, skb, op, psn, segs)) {
 		qp->resp.nak_sent = false;
-		qp->resp.epsn = vroce_psn_add(qp->resp.epsn, 1);
+		qp->resp.epsn = vroce_psn_add(qp->resp.epsn, segs);
 		/* READs, atomics and ATOMIC WRITEs had their own response. */
 		if (vroce_bth_ackreq(bth) &&
 		    bth->opcode != IB_OPCODE_RC_RDMA_READ_REQUEST &&
 		    bth->opcode != IB_OPCODE_RC_COMPARE_SWAP &&
 		    bth->opcode != IB_OPCODE_RC_FETCH_ADD &&
 		    bth->opcode != VROCE_OPCODE_RC_ATOMIC_WRITE)
-			vroce_resp_ack_later(qp, psn);
+			vroce_resp_ack_later(qp, vroce_psn_add(psn, segs - 1));
 	}
 	consume_skb(skb);	/* handled, even if ignored: not a drop */
 }
@@ -758,7 +769,8 @@ static int vroce_resp_read_fill(void *arg, void *dst, u32 len)
 static void vroce_resp_read_step(struct vroce_qp *qp)
 {
 	struct vroce_read_job *rd = &qp->resp.rd;
-	u32 len = min(rd->resid, vroce_resp_mtu(qp));
+	u32 mtu = vroce_resp_mtu(qp);
+	u32 len = vroce_loop_pkt_len(qp, rd->resid, mtu, rd->first, 0);
 	bool last = len == rd->resid;
 	struct vroce_pkt_info pi;
 	u8 opcode;
@@ -781,7 +793,7 @@ static void vroce_resp_read_step(struct vroce_qp *qp)
 
 	rd->va += len;
 	rd->resid -= len;
-	rd->psn = vroce_psn_add(rd->psn, 1);
+	rd->psn = vroce_psn_add(rd->psn, len > mtu ? len / mtu : 1);
 	rd->first = false;
 	if (last) {
 		rd->active = false;

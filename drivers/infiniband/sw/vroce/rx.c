@@ -212,6 +212,7 @@ static void vroce_rx_demux(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	cb->paylen = pkt->paylen;
 	cb->net_type = pkt->type;
 	cb->ce = vroce_rx_ce(pkt);
+	cb->loopback = pkt->loopback;
 	cb->vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) :
 					      VROCE_RX_NO_VLAN;
 	if (qp) {

@@ -13,9 +13,12 @@
  * - The receive softirq (rx.c) only validates a packet, finds its QP and
  *   appends the skb to vroce_qp.rxq; a kernel post_send and the timer only
  *   kick the task. A user QP's doorbell (the POST_SEND system call, process
- *   context) runs the task body itself when task_mutex is free
- *   (vroce_task_doorbell()), so a send costs no worker wakeup; otherwise
- *   it kicks the task as well. Nothing that sends runs in softirq context.
+ *   context) runs the task body itself (vroce_task_doorbell()), so a send
+ *   costs no worker wakeup. Nothing that sends runs in softirq context.
+ * - A context that wants a run while another holds task_mutex (a doorbell,
+ *   a run list) sets VROCE_TASK_AGAIN instead of waiting or waking the
+ *   worker: whoever holds the mutex runs the task again after releasing it
+ *   (vroce_task_try_run()), and modify_qp kicks it (vroce_task_unlock()).
  * - A packet to a QP of the same device (internal loopback) is queued on
  *   the receiver's rxq like any other, and the receiver goes on the run
  *   list of the context that sent it (struct vroce_run_list): once that
@@ -66,6 +69,8 @@
  */
 #define VROCE_RUN_LIST_LEN 8
 #define VROCE_RUN_LIST_BUDGET 8
+/* Runs of one task that vroce_task_try_run() does in a row. */
+#define VROCE_TASK_RUNS 4
 
 struct vroce_run_list {
 	unsigned int n;
@@ -287,30 +292,76 @@ static bool vroce_task_run_locked(struct vroce_qp *qp,
 }
 
 /*
- * Run the tasks on @run, each under its own task_mutex only; one that is
- * busy (its work item, a doorbell or modify_qp has the mutex), has work
- * left or is beyond the budget goes to the workqueue, so nothing queued is
- * missed.
+ * After releasing task_mutex: did another context ask for a run while it
+ * was held? The barrier orders the release before the test, as
+ * vroce_task_try_run() orders its request before its mutex_trylock().
+ */
+static bool vroce_task_again(struct vroce_qp *qp)
+{
+	smp_mb();	/* the mutex release before the test; pairs below */
+	return test_bit(VROCE_TASK_AGAIN, &qp->task_flags);
+}
+
+/*
+ * Run the task in this context, unless another context holds task_mutex:
+ * then VROCE_TASK_AGAIN tells that one to run it again once it has
+ * released the mutex, so nobody waits for the mutex and no worker is
+ * woken. At most VROCE_TASK_RUNS runs here; work left over goes to the
+ * workqueue.
+ */
+static void vroce_task_try_run(struct vroce_qp *qp,
+			       struct vroce_run_list *run)
+{
+	unsigned int runs = VROCE_TASK_RUNS;
+	bool more;
+
+	set_bit(VROCE_TASK_AGAIN, &qp->task_flags);
+	smp_mb__after_atomic();	/* the request before the trylock */
+	while (mutex_trylock(&qp->task_mutex)) {
+		more = false;
+		if (test_and_clear_bit(VROCE_TASK_AGAIN, &qp->task_flags))
+			more = vroce_task_run_locked(qp, run);
+		mutex_unlock(&qp->task_mutex);
+		if (more || !--runs) {
+			vroce_task_kick(qp);
+			return;
+		}
+		if (!vroce_task_again(qp))
+			return;
+	}
+}
+
+/**
+ * vroce_task_unlock - release task_mutex taken outside of a task run
+ * @qp: the QP, task_mutex held (modify_qp)
+ *
+ * A run asked for meanwhile (vroce_task_try_run()) goes to the workqueue.
+ */
+void vroce_task_unlock(struct vroce_qp *qp)
+{
+	mutex_unlock(&qp->task_mutex);
+	if (vroce_task_again(qp))
+		vroce_task_kick(qp);
+}
+
+/*
+ * Run the tasks on @run, each under its own task_mutex only; those beyond
+ * the budget go to the workqueue, so nothing queued is missed.
  */
 static void vroce_run_list_drain(struct vroce_run_list *run)
 {
 	unsigned int budget = VROCE_RUN_LIST_BUDGET;
 	struct vroce_qp *qp;
-	bool more;
 
 	while (run->n) {
 		qp = vroce_run_list_pop(run);
-		more = true;
-		if (budget) {
-			budget--;
-			mutex_lock(&qp->task_mutex);
-			more = vroce_task_run_locked(qp, run);
-			mutex_unlock(&qp->task_mutex);
-		}
-		if (more)
+		if (!budget) {
 			vroce_task_queue(qp);
-		else
-			vroce_qp_put(qp);
+			continue;
+		}
+		budget--;
+		vroce_task_try_run(qp, run);
+		vroce_qp_put(qp);
 	}
 }
 
@@ -321,11 +372,15 @@ static void vroce_task_run(struct work_struct *work)
 	bool more;
 
 	mutex_lock(&qp->task_mutex);
+	clear_bit(VROCE_TASK_AGAIN, &qp->task_flags);
+	smp_mb__after_atomic();	/* the clear before reading the rings */
 	more = vroce_task_run_locked(qp, &run);
 	mutex_unlock(&qp->task_mutex);
 
 	if (more)
 		vroce_task_kick(qp);
+	else if (vroce_task_again(qp))
+		vroce_task_try_run(qp, &run);
 	vroce_qp_put(qp);
 	vroce_run_list_drain(&run);
 }
@@ -335,22 +390,19 @@ static void vroce_task_run(struct work_struct *work)
  * @qp: the QP, held by the caller (a user QP in a uverbs system call)
  *
  * One run, as the work item would do it, under task_mutex, then the tasks
- * of the QPs it sent loopback packets to (its run list); if the mutex is
- * taken (the work item or modify_qp has it), or the budget runs out with
- * work left, the task is kicked instead, so nothing posted is missed.
+ * of the QPs it sent loopback packets to (its run list). If another
+ * context has the mutex, that one runs the task again for this doorbell
+ * once it is done (vroce_task_try_run()); if the budget runs out with work
+ * left, the task is kicked. Nothing posted is missed.
  *
  * Context: process, may sleep.
  */
 void vroce_task_doorbell(struct vroce_qp *qp)
 {
 	struct vroce_run_list run = {};
-	bool more = true;
 
-	mutex_lock(&qp->task_mutex);
-	more = vroce_task_run_locked(qp, &run);
-	mutex_unlock(&qp->task_mutex);
-	if (more)
-		vroce_task_kick(qp);
+	might_sleep();
+	vroce_task_try_run(qp, &run);
 	vroce_run_list_drain(&run);
 }
 
@@ -500,6 +552,53 @@ void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr)
 
 	return (u8 *)(bth + 1) +
 	       vroce_ext_hdr_offset(vroce_opcode(bth->opcode), hdr);
+}
+
+/**
+ * vroce_pkt_segs - the packets a received frame stands for
+ * @skb: the frame
+ * @mtu: the QP's path MTU in bytes
+ *
+ * Return: 1, or for a MIDDLE frame of internal loopback that carries
+ * several whole MTUs (at most VROCE_LOOP_PAYLOAD; req.c and resp.c send
+ * them), one per MTU. A frame from a wire always stands for one packet,
+ * whose length the caller checks against one MTU.
+ */
+u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu)
+{
+	const struct vroce_rx_cb *cb = vroce_rx_cb(skb);
+	const struct vroce_opcode_info *op =
+		vroce_opcode(vroce_rx_bth(skb)->opcode);
+
+	if (!cb->loopback || !(op->flags & VROCE_OP_MIDDLE) ||
+	    cb->paylen <= mtu || cb->paylen > VROCE_LOOP_PAYLOAD ||
+	    cb->paylen % mtu)
+		return 1;
+	return cb->paylen / mtu;
+}
+
+/**
+ * vroce_loop_pkt_len - the payload of the next frame of a message
+ * @qp: the sending QP
+ * @left: bytes of the message left, the next frame's first
+ * @mtu: the path MTU in bytes
+ * @first: the next frame starts the message
+ * @in_run: packets already sent since the last run boundary
+ *
+ * Return: up to @mtu bytes, or when the peer is on this device (internal
+ * loopback) and the frame is a MIDDLE one, as many whole MTUs as fit in
+ * VROCE_LOOP_PAYLOAD after @in_run of them, the message's last packet left
+ * out.
+ */
+u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
+		       u32 in_run)
+{
+	u32 max = VROCE_LOOP_PAYLOAD / mtu;
+
+	if (first || left <= 2 * mtu || max < 2 ||
+	    !vroce_tx_is_loopback(qp->av.sgid_attr, qp->av.ah.roce.dmac))
+		return min(left, mtu);
+	return min((left - 1) / mtu, max - in_run % max) * mtu;
 }
 
 void *vroce_pkt_payload(struct sk_buff *skb)

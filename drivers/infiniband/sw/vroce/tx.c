@@ -308,9 +308,10 @@ static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 	struct sk_buff *skb;
 	int err;
 
-	if (len > READ_ONCE(ndev->mtu))
-		return ERR_PTR(-EMSGSIZE);
+	/* A loopback frame is bounded by its sender (VROCE_LOOP_PAYLOAD). */
 	lo->loopback = ether_addr_equal(pi->dmac, ndev->dev_addr);
+	if (!lo->loopback && len > READ_ONCE(ndev->mtu))
+		return ERR_PTR(-EMSGSIZE);
 
 	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len + ndev->needed_tailroom,
 			gfp);
@@ -352,6 +353,27 @@ static struct net_device *vroce_tx_netdev(const struct ib_gid_attr *attr)
 		dev_hold(ndev);
 	rcu_read_unlock();
 	return ndev;
+}
+
+/**
+ * vroce_tx_is_loopback - would a frame to @dmac from @attr loop back?
+ * @attr: the source GID
+ * @dmac: the destination MAC address
+ *
+ * Return: true if @dmac is the MAC address of @attr's netdev, so that
+ * vroce_tx() hands the frame to this device's receive path.
+ */
+bool vroce_tx_is_loopback(const struct ib_gid_attr *attr, const u8 *dmac)
+{
+	struct net_device *ndev;
+	bool loop = false;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (!IS_ERR(ndev))
+		loop = ether_addr_equal(dmac, ndev->dev_addr);
+	rcu_read_unlock();
+	return loop;
 }
 
 /* A multicast frame for this device's own members of the group too. */

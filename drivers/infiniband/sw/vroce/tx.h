@@ -77,6 +77,7 @@ struct vroce_pkt_info {
 };
 
 /* tx.c APIs: */
+bool vroce_tx_is_loopback(const struct ib_gid_attr *attr, const u8 *dmac);
 int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 	     gfp_t gfp);
 

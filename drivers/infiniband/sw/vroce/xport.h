@@ -43,6 +43,16 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
 #define VROCE_REQ_ACKREQ_EVERY	64
 /* Received packets a QP queues before its task runs; then drops. */
 #define VROCE_RXQ_MAX		4096
+/* vroce_qp.task_flags: a run was asked for while task_mutex was held. */
+#define VROCE_TASK_AGAIN	0
+/*
+ * Internal loopback (a destination on the sending device, tx.c): a run of
+ * MIDDLE packets of one message goes out as one frame carrying up to this
+ * much payload, whole path MTUs, which the responder executes as that many
+ * PSNs. The frame never reaches a wire, so nothing but memory bounds it:
+ * 12 KiB and the headers fit a 16 KiB allocation.
+ */
+#define VROCE_LOOP_PAYLOAD	(12 * 1024)
 
 /**
  * struct vroce_swqe - the transport's copy of a send WQE being executed
@@ -205,6 +215,8 @@ struct vroce_resp {
  * @paylen: payload bytes, without pad and ICRC
  * @net_type: enum vroce_net_type
  * @ce: RoCEv2 with CE in the IP ECN field (congestion experienced)
+ * @loopback: sent by this device to itself (vroce_rx_loopback()): a
+ *	MIDDLE packet may carry several path MTUs (VROCE_LOOP_PAYLOAD)
  * @vlan_id: the VLAN ID of the VLAN netdev it arrived on, or
  *	VROCE_RX_NO_VLAN (a UD completion's vlan_id, for kernel consumers)
  */
@@ -213,6 +225,7 @@ struct vroce_rx_cb {
 	u16 paylen;
 	u8 net_type;
 	bool ce;
+	bool loopback;
 	u16 vlan_id;
 };
 
@@ -240,12 +253,16 @@ void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
 			int mask);
 void vroce_task_kick(struct vroce_qp *qp);
 void vroce_task_doorbell(struct vroce_qp *qp);
+void vroce_task_unlock(struct vroce_qp *qp);
 void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
 		 struct vroce_run_list *run);
 void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 			  u8 opcode, u32 psn);
 void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr);
 void *vroce_pkt_payload(struct sk_buff *skb);
+u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu);
+u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
+		       u32 in_run);
 
 /* req.c APIs: */
 bool vroce_req_step(struct vroce_qp *qp);
