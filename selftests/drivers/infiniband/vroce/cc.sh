@@ -221,8 +221,16 @@ qp_exists() {
 	[ -n "$(qp_rate)" ]
 }
 
+# 0 in cc_qps; or, once the sender's QP is gone (its run ended), its last
+# rate change in the trace released it.
 rate_unlimited() {
-	[ "$(qp_rate)" = 0 ]
+	local r
+
+	r=$(qp_rate)
+	[ "$r" = 0 ] && return 0
+	[ -z "$r" ] && [ -n "$TRACE" ] &&
+		grep -s vroce_rate_change "$TRACE/trace" | tail -n 1 |
+		grep -q -- '-> 0 kb/s'
 }
 
 CNT0=()
