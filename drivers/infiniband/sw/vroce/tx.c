@@ -300,6 +300,12 @@ static u32 vroce_tx_prio(const struct vroce_pkt_info *pi)
 	return vroce_cc_prio(pi->sl, pi->traffic_class);
 }
 
+/* Internal loopback: a destination MAC address that is @ndev's own. */
+static bool vroce_tx_to_self(const struct net_device *ndev, const u8 *dmac)
+{
+	return ether_addr_equal(dmac, ndev->dev_addr);
+}
+
 static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 				    const struct vroce_pkt_info *pi,
 				    struct vroce_tx_layout *lo, gfp_t gfp)
@@ -309,7 +315,7 @@ static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 	int err;
 
 	/* A loopback frame is bounded by its sender (VROCE_LOOP_PAYLOAD). */
-	lo->loopback = ether_addr_equal(pi->dmac, ndev->dev_addr);
+	lo->loopback = vroce_tx_to_self(ndev, pi->dmac);
 	if (!lo->loopback && len > READ_ONCE(ndev->mtu))
 		return ERR_PTR(-EMSGSIZE);
 
@@ -371,7 +377,7 @@ bool vroce_tx_is_loopback(const struct ib_gid_attr *attr, const u8 *dmac)
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(attr);
 	if (!IS_ERR(ndev))
-		loop = ether_addr_equal(dmac, ndev->dev_addr);
+		loop = vroce_tx_to_self(ndev, dmac);
 	rcu_read_unlock();
 	return loop;
 }

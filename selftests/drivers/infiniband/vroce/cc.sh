@@ -221,16 +221,17 @@ qp_exists() {
 	[ -n "$(qp_rate)" ]
 }
 
-# 0 in cc_qps; or, once the sender's QP is gone (its run ended), its last
-# rate change in the trace released it.
 rate_unlimited() {
-	local r
+	[ "$(qp_rate)" = 0 ]
+}
 
-	r=$(qp_rate)
-	[ "$r" = 0 ] && return 0
-	[ -z "$r" ] && [ -n "$TRACE" ] &&
-		grep -s vroce_rate_change "$TRACE/trace" | tail -n 1 |
-		grep -q -- '-> 0 kb/s'
+# Why a wait on the sender's QP failed: its last rate changes, and if its
+# perftest ended (it must outlast the run: bw_stop ends it), what it said.
+sender_state() {
+	grep -s vroce_rate_change "$TRACE/trace" | tail -n 20
+	kill -0 "$CLI_PID" 2>/dev/null && return
+	echo "$BW_TOOL client ended before the run did:"
+	cat "$VROCE_LOG.cli" "$VROCE_LOG.srv"
 }
 
 CNT0=()
@@ -265,7 +266,10 @@ poll_until() {
 RATE_MIN=
 # The run under congestion; the capture is kept for the checks below.
 congestion() {
-	local r rc=0 t0=$SECONDS ev=() len=(-D 200) BW_TOOL=$BW_TOOL
+	local rc=0 t0=$SECONDS ev=() len=(-D 200) BW_TOOL=$BW_TOOL
+	# perftest's hang guard (bw_start) outlasts the three waits below:
+	# 300 s was less than a loaded debug kernel took to reach the last.
+	local TMO=$((3 * POLL + 120))
 
 	read -ra CNT0 <<<"$(cc_counters)"
 	# The debug kernel's CNPs come milliseconds apart (about 200/s): with
@@ -273,13 +277,17 @@ congestion() {
 	# line rate, unpaced, between two of them most of the time. 20 ms
 	# keeps it limited long enough to be seen, as on the other kernels,
 	# and with the byte counter off (BC follows T) it climbs back within
-	# a second or two of the marks stopping. Its one vCPU is not spent on
+	# a second or two of the marks stopping; larger additive and hyper
+	# increase steps (500 and 2000 Mb/s a period) make that climb from a
+	# few Gb/s a few periods, not hundreds. Its one vCPU is not spent on
 	# perftest polling its CQs either: SENDs, with completion events (-e;
 	# perftest has no event mode for WRITE, nor for a duration: a number
 	# of messages it does not reach before bw_stop).
 	if vroce_debug_kernel; then
 		echo 20000 >/sys/class/infiniband/cca/cc/rp_time_reset &&
-			echo 0 >/sys/class/infiniband/cca/cc/rp_byte_reset ||
+			echo 0 >/sys/class/infiniband/cca/cc/rp_byte_reset &&
+			echo 500 >/sys/class/infiniband/cca/cc/rp_ai_rate &&
+			echo 2000 >/sys/class/infiniband/cca/cc/rp_hai_rate ||
 			return 1
 		BW_TOOL=ib_send_bw ev=(-e) len=(-n 1000000)
 	fi
@@ -293,18 +301,15 @@ congestion() {
 	poll_until "$POLL" qp_exists
 	echo "# $((SECONDS - t0)) s: the sender's QP is there"
 	# Falls: the first CNP limits the QP, later ones cut its rate.
+	# (One reading: each costs a process start, seconds on a loaded debug
+	# kernel; the trace has the rest.)
 	if poll_until "$POLL" rate_limited; then
 		RATE_MIN=$(qp_rate)
-		for _ in $(seq 20); do
-			r=$(qp_rate)
-			[ -n "$r" ] && [ "$r" -gt 0 ] && [ "$r" -lt "$RATE_MIN" ] &&
-				RATE_MIN=$r
-			sleep 0.05
-		done
-		echo "# $((SECONDS - t0)) s: lowest rate seen $RATE_MIN kb/s"
+		echo "# $((SECONDS - t0)) s: limited to $RATE_MIN kb/s"
 	else
 		echo "the sender's QP was never rate limited"
 		cat /sys/kernel/debug/vroce/cca/cc_qps
+		sender_state
 		rc=1
 	fi
 	red_off
@@ -312,14 +317,16 @@ congestion() {
 	# Recovers: no more marks, so no CNPs, and the timer climbs back.
 	if [ "$rc" = 0 ] && ! poll_until "$POLL" rate_unlimited; then
 		echo "$((SECONDS - t0)) s: the rate did not recover: $(qp_rate) kb/s"
-		grep -s vroce_rate_change "$TRACE/trace" | tail -20
+		sender_state
 		rc=1
 	fi
 	echo "# $((SECONDS - t0)) s: rate $(qp_rate) kb/s"
 	# The run has shown what it had to: no need for the rest of it.
 	bw_stop
+	echo "# $((SECONDS - t0)) s: $BW_TOOL stopped"
 	trace_off
 	capture_stop
+	echo "# $((SECONDS - t0)) s: capture stopped"
 	return "$rc"
 }
 

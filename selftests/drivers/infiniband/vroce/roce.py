@@ -233,7 +233,8 @@ def counters(dev):
 
 def wait_counters(dev, before, want, timeout=10):
     """Wait until every counter in want moved by its amount; check the rest
-    did not move."""
+    did not move. Returns (ok, what moved, the last snapshot: the next
+    case's before)."""
     deadline = time.monotonic() + timeout
     while True:
         # hw_counters are cached by ib_core for 10 ms
@@ -247,7 +248,7 @@ def wait_counters(dev, before, want, timeout=10):
     now = counters(dev)
     delta = {k: now[k] - before.get(k, 0) for k in now}
     moved = {k: v for k, v in delta.items() if v}
-    return moved == want, moved
+    return moved == want, moved, now
 
 
 def pcap_append(path, frames):
@@ -433,8 +434,8 @@ def cmd_tx(a):
         off = 18 if a.vlan is not None else 14
         nbytes += len(fr) - off
     pcap_append(a.pcap, frames)
-    ok, moved = wait_counters(a.dev, before, {"sent_pkts": sent,
-                                              "sent_bytes": nbytes})
+    ok, moved, _ = wait_counters(a.dev, before, {"sent_pkts": sent,
+                                                 "sent_bytes": nbytes})
     expect(ok, "counters moved %s" % moved)
 
 
@@ -566,13 +567,13 @@ def cmd_rx(a):
     if a.vlan is not None:
         eth += struct.pack("!HH", ETH_P_8021Q, a.vlan)
     eth += struct.pack("!H", et)
+    before = counters(a.dev)
     for name, c, want in rx_cases(a.kind):
-        before = counters(a.dev)
         l3 = rx_frame(a, c)
         if "rcvd_pkts" in want:
             want["rcvd_bytes"] = len(l3)
         s.send(eth + l3)
-        ok, moved = wait_counters(a.dev, before, want)
+        ok, moved, before = wait_counters(a.dev, before, want)
         print("# %s: %s, counters moved %s" %
               (name, "ok" if ok else "BAD", moved))
         expect(ok, "%s: want %s" % (name, want))
@@ -719,7 +720,7 @@ def live_send(a, s, eth, name, c, want):
     if "rcvd_pkts" in want:
         want["rcvd_bytes"] = len(l3)
     s.send(eth + l3)
-    ok, moved = wait_counters(a.dev, before, want)
+    ok, moved, _ = wait_counters(a.dev, before, want)
     if ok:
         print("# %s %s: %s" % (a.kind, name, " ".join(
             "%s+%d" % kv for kv in sorted(moved.items()))))

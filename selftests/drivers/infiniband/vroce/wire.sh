@@ -48,19 +48,24 @@ gid_index() {
 
 setup() {
 	NSA=$(ns_add wa) && NSB=$(ns_add wb) || return 1
-	ip -n "$NSA" link add va mtu 9000 type veth peer name vb mtu 9000 \
-		netns "$NSB" || return 1
-	ip -n "$NSA" link add link va name va.100 type vlan id 100 \
-		egress-qos-map 0:0 5:5 || return 1
-	ip -n "$NSB" link add link vb name vb.100 type vlan id 100 || return 1
-	ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
-		ip -n "$NSA" addr add 2001:db8::1/64 dev va nodad &&
-		ip -n "$NSA" addr add 198.51.100.1/24 dev va.100 &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev vb &&
-		ip -n "$NSB" addr add 2001:db8::2/64 dev vb nodad &&
-		ip -n "$NSB" addr add 198.51.100.2/24 dev vb.100 || return 1
-	for dev in va va.100; do ip -n "$NSA" link set "$dev" up || return 1; done
-	for dev in vb vb.100; do ip -n "$NSB" link set "$dev" up || return 1; done
+	# One ip process per namespace (each start costs on the debug kernel).
+	ip -n "$NSA" -batch - <<-EOF || return 1
+		link add va mtu 9000 type veth peer name vb mtu 9000 netns $NSB
+		link add link va name va.100 type vlan id 100 egress-qos-map 0:0 5:5
+		addr add 192.0.2.1/24 dev va
+		addr add 2001:db8::1/64 dev va nodad
+		addr add 198.51.100.1/24 dev va.100
+		link set va up
+		link set va.100 up
+	EOF
+	ip -n "$NSB" -batch - <<-EOF || return 1
+		link add link vb name vb.100 type vlan id 100
+		addr add 192.0.2.2/24 dev vb
+		addr add 2001:db8::2/64 dev vb nodad
+		addr add 198.51.100.2/24 dev vb.100
+		link set vb up
+		link set vb.100 up
+	EOF
 	MACA=$(ip netns exec "$NSA" cat /sys/class/net/va/address) &&
 		MACB=$(ip netns exec "$NSB" cat /sys/class/net/vb/address) &&
 		ip netns exec "$NSA" rdma link add nva type vroce netdev va &&
