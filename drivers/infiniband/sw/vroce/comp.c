@@ -326,6 +326,13 @@ static void vroce_comp_atomic_write_resp(struct vroce_qp *qp,
 	vroce_comp_head_done(qp);
 }
 
+static int vroce_comp_read_piece(void *arg, void *src, u32 len)
+{
+	struct vroce_qp *qp = arg;
+
+	return vroce_sge_copy(&qp->req.rcur, src, len, VROCE_COPY_TO_MR);
+}
+
 static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 				 const struct vroce_opcode_info *op, u32 psn)
 {
@@ -356,8 +363,7 @@ static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 		return;
 	}
 	vroce_comp_rcur(qp, sw);
-	err = vroce_sge_copy(&qp->req.rcur, vroce_pkt_payload(skb), paylen,
-			     VROCE_COPY_TO_MR);
+	err = vroce_pkt_walk_payload(skb, vroce_comp_read_piece, qp);
 	if (err) {
 		vroce_comp_fail(qp, vroce_comp_copy_status(err));
 		return;

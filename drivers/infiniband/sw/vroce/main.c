@@ -29,6 +29,7 @@
 #include "net.h"
 #include "netdev.h"
 #include "rx.h"
+#include "tx.h"
 #include "xport.h"
 
 static int vroce_newlink(const char *ibdev_name, struct net_device *ndev)
@@ -51,9 +52,12 @@ static int __init vroce_init(void)
 		return -ENOTRECOVERABLE;
 
 	vroce_icrc_init();
-	err = vroce_task_init();
+	err = vroce_tx_init();
 	if (err)
 		goto err_icrc;
+	err = vroce_task_init();
+	if (err)
+		goto err_tx;
 	err = vroce_net_init();
 	if (err)
 		goto err_task;
@@ -75,6 +79,8 @@ err_rx:
 	vroce_net_exit();
 err_task:
 	vroce_task_exit();
+err_tx:
+	vroce_tx_exit();
 err_icrc:
 	vroce_icrc_exit();
 	return err;
@@ -89,6 +95,7 @@ static void __exit vroce_exit(void)
 	vroce_debugfs_exit();
 	vroce_net_exit();
 	vroce_task_exit();
+	vroce_tx_exit();
 	vroce_icrc_exit();
 	pr_info("unloaded\n");
 }

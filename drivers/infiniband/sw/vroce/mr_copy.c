@@ -252,6 +252,85 @@ int vroce_sge_copy(struct vroce_sge_cursor *cur, void *buf, u32 len,
 	return 0;
 }
 
+/**
+ * vroce_mr_pages - the pages of [@iova, @iova + @len) of an MR
+ * @mr: a referenced MR
+ * @iova: where in @mr (untrusted)
+ * @len: bytes, at least 1
+ * @max: at most this many pieces
+ * @fn: called for each piece in order: its page, offset and length
+ * @arg: argument of @fn
+ *
+ * For a transmit without a copy: only a user MR, whose pages stay pinned
+ * while it is registered (what @fn keeps of a page beyond that, it must
+ * hold a reference on).
+ *
+ * Return: 0; -EAGAIN if @mr is not a user MR or the range takes more than
+ * @max pieces (nothing handed out); -EFAULT if it is not inside @mr.
+ */
+int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len, u32 max,
+		   void (*fn)(void *arg, struct page *page, u32 off, u32 len),
+		   void *arg)
+{
+	u64 offset;
+
+	if (!vroce_mr_range_ok(mr, iova, len))
+		return -EFAULT;
+	if (mr->kind != VROCE_MR_USER)
+		return -EAGAIN;
+	offset = mr_page_offset(mr, iova);
+	if (DIV_ROUND_UP((offset & ~PAGE_MASK) + len, PAGE_SIZE) > max)
+		return -EAGAIN;
+	while (len) {
+		u32 in_page = offset & ~PAGE_MASK;
+		u32 chunk = min_t(u32, len, PAGE_SIZE - in_page);
+		struct page *page = mr_page(mr, offset);
+
+		if (!page)
+			return -EFAULT;
+		fn(arg, page, in_page, chunk);
+		offset += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/**
+ * vroce_sge_pages - the pages of the next @len bytes of an SGE list
+ * @cur: the cursor
+ * @len: bytes, at least 1
+ * @max: at most this many pieces
+ * @fn: called for each piece in order: its page, offset and length
+ * @arg: argument of @fn
+ *
+ * As vroce_mr_pages(), when the bytes lie in one SGE.
+ *
+ * Return: 0 and the cursor moved past the bytes; -EAGAIN if they are not
+ * in one user MR's SGE or take more than @max pieces: nothing handed out,
+ * vroce_sge_copy() can take them; or vroce_sge_copy()'s errors.
+ */
+int vroce_sge_pages(struct vroce_sge_cursor *cur, u32 len, u32 max,
+		    void (*fn)(void *arg, struct page *page, u32 off,
+			       u32 len),
+		    void *arg)
+{
+	int err;
+
+	if (!cur->mr || !cur->sge.length) {
+		err = cursor_next_sge(cur);
+		if (err)
+			return err;
+	}
+	if (len > cur->sge.length)
+		return -EAGAIN;
+	err = vroce_mr_pages(cur->mr, cur->sge.addr, len, max, fn, arg);
+	if (err)
+		return err;
+	cur->sge.addr += len;
+	cur->sge.length -= len;
+	return 0;
+}
+
 /* Drops the cursor's MR reference; call once the WQE is done with. */
 void vroce_sge_cursor_done(struct vroce_sge_cursor *cur)
 {

@@ -6,6 +6,7 @@
 #include <rdma/ib_verbs.h>
 #include <uapi/rdma/rdma_user_rxe.h>
 
+struct page;
 struct vroce_dev;
 struct vroce_mr;
 
@@ -55,6 +56,13 @@ void vroce_sge_cursor_init(struct vroce_sge_cursor *cur,
 			   int access);
 int vroce_sge_copy(struct vroce_sge_cursor *cur, void *buf, u32 len,
 		   enum vroce_copy_dir dir);
+int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len, u32 max,
+		   void (*fn)(void *arg, struct page *page, u32 off, u32 len),
+		   void *arg);
+int vroce_sge_pages(struct vroce_sge_cursor *cur, u32 len, u32 max,
+		    void (*fn)(void *arg, struct page *page, u32 off,
+			       u32 len),
+		    void *arg);
 void vroce_sge_cursor_done(struct vroce_sge_cursor *cur);
 
 #ifdef VROCE_DEBUG

@@ -361,6 +361,38 @@ static int vroce_req_fill(void *arg, void *dst, u32 len)
 	return ctx->err;
 }
 
+/*
+ * A loopback frame of an RC SEND or WRITE: the payload stays in the
+ * sender's pages, the responder copies it from there (one copy). The
+ * WQE completes only once the ACK says the responder has done so; a
+ * retransmitted or late frame holds its own references on the pages.
+ */
+static int vroce_req_frags(void *arg, struct sk_buff *skb, u32 len)
+{
+	struct vroce_req_fill_ctx *ctx = arg;
+	int err;
+
+	err = vroce_sge_pages(&ctx->qp->req.cur, len, VROCE_TX_FRAGS_MAX,
+			      vroce_tx_add_frag, skb);
+	if (err == -EAGAIN)
+		return err;
+	ctx->filled = true;
+	ctx->err = err;
+	return err;
+}
+
+/*
+ * RC only: UC is done once sent, before the responder has copied. Not
+ * inline or ATOMIC WRITE data either: it is in the WQE, not in an MR.
+ */
+static bool vroce_req_zero_copy(const struct vroce_qp *qp,
+				const struct vroce_swqe *sw, u32 len)
+{
+	return len >= VROCE_TX_FRAGS_MIN && qp->ibqp.qp_type == IB_QPT_RC &&
+	       sw->wr.opcode != VROCE_WR_ATOMIC_WRITE &&
+	       !vroce_req_inline(sw);
+}
+
 static enum ib_wc_status vroce_req_fill_status(int err)
 {
 	return err == -ENOSPC ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
@@ -441,6 +473,8 @@ static void vroce_req_send(struct vroce_qp *qp)
 		req->since_ackreq = 0;
 	pi.paylen = len;
 	pi.fill = vroce_req_fill;
+	if (vroce_req_zero_copy(qp, sw, len))
+		pi.frags = vroce_req_frags;
 	pi.fill_ctx = &ctx;
 
 	err = vroce_tx(vdev, &pi, GFP_KERNEL);

@@ -264,6 +264,13 @@ static bool vroce_resp_len_ok(struct vroce_qp *qp,
 	return paylen <= mtu;
 }
 
+static int vroce_resp_send_piece(void *arg, void *src, u32 len)
+{
+	struct vroce_qp *qp = arg;
+
+	return vroce_sge_copy(&qp->resp.cur, src, len, VROCE_COPY_TO_MR);
+}
+
 /* SEND_*: Return: 0, or -EAGAIN if the packet is dropped (RNR, error). */
 static int vroce_resp_send(struct vroce_qp *qp, struct sk_buff *skb,
 			   const struct vroce_opcode_info *op, u32 psn)
@@ -275,8 +282,7 @@ static int vroce_resp_send(struct vroce_qp *qp, struct sk_buff *skb,
 
 	if (vroce_resp_need_rwqe(qp, psn))
 		return -EAGAIN;
-	err = vroce_sge_copy(&qp->resp.cur, vroce_pkt_payload(skb), paylen,
-			     VROCE_COPY_TO_MR);
+	err = vroce_pkt_walk_payload(skb, vroce_resp_send_piece, qp);
 	if (err == -ENOSPC) {
 		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
 				 IB_WC_LOC_LEN_ERR);
@@ -361,6 +367,34 @@ static int vroce_resp_write_start(struct vroce_qp *qp, struct sk_buff *skb,
 }
 
 /* RDMA_WRITE_*: Return: 0, or -EAGAIN if the packet is dropped. */
+struct vroce_resp_write_ctx {
+	struct vroce_mr *mr;
+	u64 va;
+};
+
+static int vroce_resp_write_piece(void *arg, void *src, u32 len)
+{
+	struct vroce_resp_write_ctx *w = arg;
+	int err;
+
+	err = vroce_mr_copy(w->mr, w->va, src, len, VROCE_COPY_TO_MR);
+	w->va += len;
+	return err;
+}
+
+/* The packet's payload to wva: all of it, or nothing if out of the MR. */
+static int vroce_resp_write_copy(struct vroce_qp *qp, struct sk_buff *skb,
+				 u32 paylen)
+{
+	struct vroce_resp_write_ctx w = {
+		.mr = qp->resp.wmr, .va = qp->resp.wva,
+	};
+
+	if (!vroce_mr_range_ok(w.mr, w.va, paylen))
+		return -EFAULT;
+	return vroce_pkt_walk_payload(skb, vroce_resp_write_piece, &w);
+}
+
 static int vroce_resp_write(struct vroce_qp *qp, struct sk_buff *skb,
 			    const struct vroce_opcode_info *op, u32 psn)
 {
@@ -380,9 +414,7 @@ static int vroce_resp_write(struct vroce_qp *qp, struct sk_buff *skb,
 				 IB_WC_REM_INV_REQ_ERR);
 		return -EAGAIN;
 	}
-	if (paylen && vroce_mr_copy(qp->resp.wmr, qp->resp.wva,
-				    vroce_pkt_payload(skb), paylen,
-				    VROCE_COPY_TO_MR)) {
+	if (paylen && vroce_resp_write_copy(qp, skb, paylen)) {
 		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
 				 IB_WC_REM_ACCESS_ERR);
 		return -EAGAIN;
@@ -569,7 +601,9 @@ static int vroce_resp_atomic_write(struct vroce_qp *qp, struct sk_buff *skb,
 				 IB_WC_REM_ACCESS_ERR);
 		return -EAGAIN;
 	}
-	memcpy(&value, vroce_pkt_payload(skb), sizeof(value));
+	if (skb_copy_bits(skb, (u8 *)vroce_pkt_payload(skb) - skb->data,
+			  &value, sizeof(value)))
+		return -EAGAIN;	/* cannot be: rx.c checked the length */
 	err = vroce_mr_atomic(mr, va, VROCE_ATOMIC_WRITE, value, 0, &orig);
 	vroce_mr_put(mr);
 	if (err) {
@@ -765,6 +799,19 @@ static int vroce_resp_read_fill(void *arg, void *dst, u32 len)
 	return vroce_mr_copy(rd->mr, rd->va, dst, len, VROCE_COPY_FROM_MR);
 }
 
+/*
+ * A loopback READ response carries the responder's pages: the requester
+ * copies from them (one copy). A real RNIC reads the memory when it sends
+ * too; the frame's page references keep it valid if the MR goes first.
+ */
+static int vroce_resp_read_frags(void *arg, struct sk_buff *skb, u32 len)
+{
+	struct vroce_read_job *rd = arg;
+
+	return vroce_mr_pages(rd->mr, rd->va, len, VROCE_TX_FRAGS_MAX,
+			      vroce_tx_add_frag, skb);
+}
+
 /* Send the next READ response. */
 static void vroce_resp_read_step(struct vroce_qp *qp)
 {
@@ -787,6 +834,8 @@ static void vroce_resp_read_step(struct vroce_qp *qp)
 	pi.paylen = len;
 	if (len) {
 		pi.fill = vroce_resp_read_fill;
+		if (len >= VROCE_TX_FRAGS_MIN)
+			pi.frags = vroce_resp_read_frags;
 		pi.fill_ctx = rd;
 	}
 	vroce_tx(to_vdev(qp->ibqp.device), &pi, GFP_KERNEL);

@@ -297,7 +297,11 @@ static void vroce_rx_skb(struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
-	if (skb_linearize(skb)) {
+	/*
+	 * A loopback frame has its headers in the linear area and may have
+	 * its payload in the sender's pages (tx.c, vroce_pkt_walk_payload()).
+	 */
+	if (!loopback && skb_linearize(skb)) {
 		kfree_skb(skb);
 	} else if (!frame(&pkt, skb)) {
 		vroce_rx_count(&pkt, VROCE_CNT_RCVD_MALFORMED);

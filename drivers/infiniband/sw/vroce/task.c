@@ -173,9 +173,39 @@ static void vroce_task_drop_opcode(struct vroce_qp *qp, struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
+/*
+ * Page fragments (a loopback frame's payload, tx.c) are read only by an
+ * RC or UC QP's responder and completer (vroce_pkt_walk_payload()). Only
+ * RC QPs send them, but a QPN can be misaddressed: anywhere else the
+ * packet is made linear first. False if that failed (the skb is freed).
+ */
+static bool vroce_task_rx_linear(struct vroce_qp *qp, struct sk_buff *skb,
+				 const struct vroce_opcode_info *op)
+{
+	u32 qpt;
+
+	if (likely(!skb_is_nonlinear(skb)))
+		return true;
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		qpt = VROCE_QPT_RC;
+	else if (qp->ibqp.qp_type == IB_QPT_UC)
+		qpt = VROCE_QPT_UC;
+	else
+		qpt = 0;
+	if (op->qp_types & qpt)
+		return true;
+	if (!skb_linearize(skb))
+		return true;
+	kfree_skb(skb);
+	return false;
+}
+
 static void vroce_task_rx(struct vroce_qp *qp, struct sk_buff *skb)
 {
 	const struct vroce_opcode_info *op = vroce_opcode(vroce_rx_bth(skb)->opcode);
+
+	if (!vroce_task_rx_linear(qp, skb, op))
+		return;
 
 	/* Congestion control (cc_np.c, cc_rp.c). */
 	if (unlikely(vroce_rx_bth(skb)->opcode == VROCE_OPCODE_CNP)) {
@@ -606,4 +636,70 @@ void *vroce_pkt_payload(struct sk_buff *skb)
 	struct vroce_bth *bth = vroce_rx_bth(skb);
 
 	return (u8 *)(bth + 1) + vroce_opcode_hdr_len(vroce_opcode(bth->opcode));
+}
+
+/* The payload bytes of fragment @frag from @off on, page by page. */
+static int vroce_pkt_walk_frag(const skb_frag_t *frag, u32 off, u32 len,
+			       int (*copy)(void *arg, void *src, u32 len),
+			       void *arg)
+{
+	u32 p_off, p_len, done;
+	struct page *p;
+	int err = 0;
+
+	skb_frag_foreach_page(frag, skb_frag_off(frag) + off, len, p, p_off,
+			      p_len, done) {
+		void *va = kmap_local_page(p);
+
+		err = copy(arg, va + p_off, p_len);
+		kunmap_local(va);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+/**
+ * vroce_pkt_walk_payload - hand a packet's payload to @copy, piece by piece
+ * @skb: a received packet; the payload of a loopback frame may be in page
+ *	 fragments (tx.c), every other packet is linear
+ * @copy: called for each contiguous piece, in order; nonzero stops the walk
+ * @arg: argument of @copy
+ *
+ * Return: 0, what @copy returned, or -EFAULT if the skb is shorter than
+ * its payload length (it never is: rx.c checked the lengths).
+ */
+int vroce_pkt_walk_payload(struct sk_buff *skb,
+			   int (*copy)(void *arg, void *src, u32 len),
+			   void *arg)
+{
+	u32 off = (u8 *)vroce_pkt_payload(skb) - skb->data;
+	u32 left = vroce_rx_cb(skb)->paylen, n;
+	struct skb_shared_info *sh = skb_shinfo(skb);
+	int i, err;
+
+	if (off < skb_headlen(skb)) {
+		n = min(left, skb_headlen(skb) - off);
+		err = n ? copy(arg, skb->data + off, n) : 0;
+		if (err)
+			return err;
+		left -= n;
+		off += n;
+	}
+	off -= skb_headlen(skb);
+	for (i = 0; left && i < sh->nr_frags; i++) {
+		u32 size = skb_frag_size(&sh->frags[i]);
+
+		if (off >= size) {
+			off -= size;
+			continue;
+		}
+		n = min(left, size - off);
+		err = vroce_pkt_walk_frag(&sh->frags[i], off, n, copy, arg);
+		if (err)
+			return err;
+		left -= n;
+		off = 0;
+	}
+	return left ? -EFAULT : 0;
 }

@@ -15,6 +15,11 @@
  * clone goes to the receive path too: the netdev never returns a frame to
  * its sender, and a NIC delivers multicast to its own attached QPs.
  *
+ * The frame is linear, its payload written by @pi->fill, except that a
+ * loopback frame may take its payload as page fragments (@pi->frags: an
+ * RC requester's pinned user pages, see req.c), with pad and ICRC from a
+ * zero page; only the receive path of this device ever sees such a frame.
+ *
  * IPv4 gets DF, TOS = traffic class, TTL = hop limit, an IP ID from
  * __ip_select_ident() and a UDP checksum of 0 (allowed for IPv4 and sent by
  * rdma_rxe and hardware). IPv6 gets traffic class, flow label and hop limit
@@ -240,18 +245,12 @@ static u8 *vroce_tx_ext(u8 *p, const struct vroce_pkt_info *pi)
 	return p;
 }
 
-/*
- * Write L3 through ICRC at @l3; the skb holds vroce_tx_l3_total() bytes
- * there. A frame that loops back (@lo->loopback) never reaches a wire:
- * its ICRC and IPv6 UDP checksum stay zero (see vroce_rx_loopback()).
- */
-static int vroce_tx_build(u8 *l3, struct net_device *ndev,
-			  const struct vroce_pkt_info *pi,
-			  const struct vroce_tx_layout *lo)
+/* Write L3 through the extension headers at @l3; returns where they end. */
+static u8 *vroce_tx_headers(u8 *l3, struct net_device *ndev,
+			    const struct vroce_pkt_info *pi,
+			    const struct vroce_tx_layout *lo)
 {
 	u8 *p = l3 + lo->l3_len + lo->udp_len;
-	__le32 icrc;
-	int err;
 
 	if (lo->type == VROCE_NET_V1)
 		vroce_tx_grh(l3, pi, lo);
@@ -261,8 +260,29 @@ static int vroce_tx_build(u8 *l3, struct net_device *ndev,
 		vroce_tx_ipv6(l3, pi, lo);
 	if (lo->udp_len)
 		vroce_tx_udp(l3 + lo->l3_len, pi, lo);
+	return vroce_tx_ext(vroce_tx_bth(p, pi, lo), pi);
+}
 
-	p = vroce_tx_ext(vroce_tx_bth(p, pi, lo), pi);
+/* Bytes of the frame's L3 header through its last extension header. */
+static unsigned int vroce_tx_hdrs_len(const struct vroce_pkt_info *pi,
+				      const struct vroce_tx_layout *lo)
+{
+	return vroce_tx_l3_total(lo) - pi->paylen - lo->pad - VROCE_ICRC_BYTES;
+}
+
+/*
+ * Write L3 through ICRC at @l3; the skb holds vroce_tx_l3_total() bytes
+ * there. A frame that loops back (@lo->loopback) never reaches a wire:
+ * its ICRC and IPv6 UDP checksum stay zero (see vroce_rx_loopback()).
+ */
+static int vroce_tx_build(u8 *l3, struct net_device *ndev,
+			  const struct vroce_pkt_info *pi,
+			  const struct vroce_tx_layout *lo)
+{
+	u8 *p = vroce_tx_headers(l3, ndev, pi, lo);
+	__le32 icrc;
+	int err;
+
 	if (pi->paylen) {
 		err = pi->fill(pi->fill_ctx, p, pi->paylen);
 		if (err)
@@ -306,30 +326,116 @@ static bool vroce_tx_to_self(const struct net_device *ndev, const u8 *dmac)
 	return ether_addr_equal(dmac, ndev->dev_addr);
 }
 
+/* An skb with room for @linear bytes from the L3 header on. */
+static struct sk_buff *vroce_tx_alloc(struct net_device *ndev,
+				      const struct vroce_tx_layout *lo,
+				      unsigned int linear, gfp_t gfp)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + linear +
+			ndev->needed_tailroom, gfp);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
+	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, lo->l3_len);
+	return skb;
+}
+
+/**
+ * vroce_tx_add_frag - append a page fragment to a frame being built
+ * @arg: the frame (the struct sk_buff * given to @pi->frags), untyped to
+ *	 be the @fn of vroce_mr_pages() and vroce_sge_pages()
+ * @page: the page; the frame takes a reference on it
+ * @off: offset in @page
+ * @len: bytes
+ */
+void vroce_tx_add_frag(void *arg, struct page *page, u32 off, u32 len)
+{
+	struct sk_buff *skb = arg;
+
+	get_page(page);
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page, off, len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+}
+
+/*
+ * Pad and ICRC of a frame whose payload is in page fragments: zeros from
+ * vroce_tx_zero_page, the one page allocated at load (vroce_tx_init()).
+ */
+static struct page *vroce_tx_zero_page;
+
+/*
+ * A loopback frame whose payload stays in the sender's pages (@pi->frags):
+ * the headers in the linear area, the payload as page fragments, pad and
+ * ICRC (zero, never read: vroce_rx_loopback()) from the zero page.
+ * Returns ERR_PTR(-EAGAIN) if @pi->frags declined.
+ */
+static struct sk_buff *vroce_tx_skb_frags(struct net_device *ndev,
+					  const struct vroce_pkt_info *pi,
+					  const struct vroce_tx_layout *lo,
+					  gfp_t gfp)
+{
+	unsigned int hdrs = vroce_tx_hdrs_len(pi, lo);
+	struct sk_buff *skb;
+	int err;
+
+	skb = vroce_tx_alloc(ndev, lo, hdrs, gfp);
+	if (!skb)
+		return ERR_PTR(-ENOMEM);
+	vroce_tx_headers(skb_put(skb, hdrs), ndev, pi, lo);
+	err = pi->frags(pi->fill_ctx, skb, pi->paylen);
+	if (err) {
+		kfree_skb(skb);
+		return ERR_PTR(err);
+	}
+	vroce_tx_add_frag(skb, vroce_tx_zero_page, 0,
+			  lo->pad + VROCE_ICRC_BYTES);
+	return skb;
+}
+
+/* The whole frame in the linear area, the payload written by @pi->fill. */
+static struct sk_buff *vroce_tx_skb_linear(struct net_device *ndev,
+					   const struct vroce_pkt_info *pi,
+					   const struct vroce_tx_layout *lo,
+					   gfp_t gfp)
+{
+	unsigned int len = vroce_tx_l3_total(lo);
+	struct sk_buff *skb;
+	int err;
+
+	skb = vroce_tx_alloc(ndev, lo, len, gfp);
+	if (!skb)
+		return ERR_PTR(-ENOMEM);
+	err = vroce_tx_build(skb_put(skb, len), ndev, pi, lo);
+	if (err) {
+		kfree_skb(skb);
+		return ERR_PTR(err);
+	}
+	return skb;
+}
+
 static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 				    const struct vroce_pkt_info *pi,
 				    struct vroce_tx_layout *lo, gfp_t gfp)
 {
 	unsigned int len = vroce_tx_l3_total(lo);
-	struct sk_buff *skb;
-	int err;
+	struct sk_buff *skb = ERR_PTR(-EAGAIN);
 
 	/* A loopback frame is bounded by its sender (VROCE_LOOP_PAYLOAD). */
 	lo->loopback = vroce_tx_to_self(ndev, pi->dmac);
 	if (!lo->loopback && len > READ_ONCE(ndev->mtu))
 		return ERR_PTR(-EMSGSIZE);
 
-	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len + ndev->needed_tailroom,
-			gfp);
-	if (!skb)
-		return ERR_PTR(-ENOMEM);
-	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
-	skb_reset_network_header(skb);
-	skb_set_transport_header(skb, lo->l3_len);
-
-	err = vroce_tx_build(skb_put(skb, len), ndev, pi, lo);
-	if (err)
-		goto err_free_skb;
+	if (lo->loopback && pi->frags && pi->paylen)
+		skb = vroce_tx_skb_frags(ndev, pi, lo, gfp);
+	if (skb == ERR_PTR(-EAGAIN))
+		skb = vroce_tx_skb_linear(ndev, pi, lo, gfp);
+	if (IS_ERR(skb))
+		return skb;
 
 	skb->dev = ndev;
 	skb->protocol = vroce_tx_proto(lo->type);
@@ -337,14 +443,10 @@ static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 	skb->ip_summed = CHECKSUM_NONE;
 	if (dev_hard_header(skb, ndev, ntohs(skb->protocol), pi->dmac, NULL,
 			    len) < 0) {
-		err = -EINVAL;
-		goto err_free_skb;
+		kfree_skb(skb);
+		return ERR_PTR(-EINVAL);
 	}
 	return skb;
-
-err_free_skb:
-	kfree_skb(skb);
-	return ERR_PTR(err);
 }
 
 static struct net_device *vroce_tx_netdev(const struct ib_gid_attr *attr)
@@ -359,6 +461,23 @@ static struct net_device *vroce_tx_netdev(const struct ib_gid_attr *attr)
 		dev_hold(ndev);
 	rcu_read_unlock();
 	return ndev;
+}
+
+/**
+ * vroce_tx_init - allocate the zero page of fragmented loopback frames
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vroce_tx_init(void)
+{
+	vroce_tx_zero_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	return vroce_tx_zero_page ? 0 : -ENOMEM;
+}
+
+/* Drop the load-time reference; frames still holding it keep the page. */
+void vroce_tx_exit(void)
+{
+	put_page(vroce_tx_zero_page);
 }
 
 /**

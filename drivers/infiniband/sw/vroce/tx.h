@@ -8,6 +8,8 @@
 
 #include "pkt.h"
 
+struct page;
+struct sk_buff;
 struct vroce_run_list;
 
 struct vroce_dev;
@@ -48,7 +50,12 @@ struct vroce_ext_hdrs {
  * @ext: extension header values
  * @paylen: payload bytes, without pad
  * @fill: writes @paylen payload bytes to @dst; returns 0 or a negative errno
- * @fill_ctx: argument of @fill
+ * @frags: optional, for a frame that loops back: attaches the @paylen
+ *         payload bytes to @skb as page fragments (one reference each)
+ *         instead of @fill copying them; returns 0, -EAGAIN to have @fill
+ *         called instead (nothing attached, nothing consumed), or a
+ *         negative errno
+ * @fill_ctx: argument of @fill and @frags
  */
 struct vroce_pkt_info {
 	const struct ib_gid_attr *sgid_attr;
@@ -71,12 +78,26 @@ struct vroce_pkt_info {
 
 	u32 paylen;
 	int (*fill)(void *fill_ctx, void *dst, u32 len);
+	int (*frags)(void *fill_ctx, struct sk_buff *skb, u32 len);
 	void *fill_ctx;
 
 	struct vroce_run_list *run;
 };
 
 /* tx.c APIs: */
+int vroce_tx_init(void);
+void vroce_tx_exit(void);
+void vroce_tx_add_frag(void *arg, struct page *page, u32 off, u32 len);
+
+/*
+ * The least payload a frame takes as page fragments (@pi->frags): below
+ * it, copying costs less than referencing the pages and mapping them on
+ * the receive side.
+ */
+#define VROCE_TX_FRAGS_MIN	1024
+
+/* The page fragments @pi->frags may add: one is left for pad and ICRC. */
+#define VROCE_TX_FRAGS_MAX	(MAX_SKB_FRAGS - 1)
 bool vroce_tx_is_loopback(const struct ib_gid_attr *attr, const u8 *dmac);
 int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 	     gfp_t gfp);

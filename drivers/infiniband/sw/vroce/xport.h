@@ -260,6 +260,9 @@ void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 			  u8 opcode, u32 psn);
 void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr);
 void *vroce_pkt_payload(struct sk_buff *skb);
+int vroce_pkt_walk_payload(struct sk_buff *skb,
+			   int (*copy)(void *arg, void *src, u32 len),
+			   void *arg);
 u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu);
 u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
 		       u32 in_run);

@@ -1359,6 +1359,69 @@ TEST_F_TIMEOUT(rc, retry_exceeded_no_such_qp, TEST_TIMEOUT_S)
 	expect_retry_exceeded(_metadata, &self->a);
 }
 
+/* A UD QP of b's in RTS, with a receive posted into b's buffer. */
+static struct ibv_qp *ud_qp_rts(struct __test_metadata *_metadata,
+				struct side *b)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = b->scq, .recv_cq = b->rcq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
+	};
+	struct ibv_sge sge = { (uintptr_t)b->buf, 8192, b->mr->lkey };
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_qp *qp = ibv_create_qp(b->pd, &init);
+
+	if (!qp)
+		return NULL;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		goto err;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		goto err;
+	attr.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		goto err;
+	if (ibv_post_recv(qp, &rwr, &bad))
+		goto err;
+	return qp;
+err:
+	ibv_destroy_qp(qp);
+	return NULL;
+}
+
+/*
+ * The destination is a UD QP: RC SENDs of 4 KiB (in loopback, their
+ * payload in the sender's pages) are dropped there, never received; the
+ * requester retries, then RETRY_EXC_ERR.
+ */
+TEST_F_TIMEOUT(rc, retry_exceeded_ud_peer, TEST_TIMEOUT_S)
+{
+	struct ibv_sge sge = { (uintptr_t)self->a.buf, 4096, self->a.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct conn c = conn_short;
+	struct ibv_qp *ud = ud_qp_rts(_metadata, &self->b);
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, ud) TH_LOG("UD QP: %s", strerror(errno));
+	c.dest_qpn = ud->qp_num;
+	ASSERT_EQ(0, qp_connect(&self->a, &self->b, A_PSN, B_PSN, &c));
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	expect_wc(_metadata, self->a.scq, self->a.qp, 1, IBV_WC_RETRY_EXC_ERR,
+		  0, NULL);
+	expect_qp_err(_metadata, self->a.qp);
+	EXPECT_EQ(0, ibv_poll_cq(self->b.rcq, 1, &wc))
+		TH_LOG("the UD QP received: status %d", wc.status);
+	ASSERT_EQ(0, ibv_destroy_qp(ud));
+}
+
 /*
  * A SEND longer than the receive buffer: LOC_LEN_ERR at the receiver,
  * REM_INV_REQ_ERR at the sender, both QPs in ERR.
