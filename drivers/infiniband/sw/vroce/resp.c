@@ -801,8 +801,9 @@ static int vroce_resp_read_fill(void *arg, void *dst, u32 len)
 
 /*
  * A loopback READ response carries the responder's pages: the requester
- * copies from them (one copy). A real RNIC reads the memory when it sends
- * too; the frame's page references keep it valid if the MR goes first.
+ * copies from them (one copy), so the memory is read a little later than
+ * a real RNIC's DMA would read it, still before the READ completes. The
+ * frame's page references keep the pages if the MR goes first.
  */
 static int vroce_resp_read_frags(void *arg, struct sk_buff *skb, u32 len)
 {
