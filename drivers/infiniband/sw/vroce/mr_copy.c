@@ -18,6 +18,12 @@
  *   any QP and any vroce device, with no lock; it is not atomic against
  *   plain CPU stores by the memory's owner (neither is a real RNIC's).
  *
+ * - vroce_mr_pages() and vroce_sge_pages() hand out the pages of a user
+ *   MR's range instead of copying it (a loopback frame's payload, tx.c).
+ *   The pages are pinned only while the MR is registered: the callback
+ *   must take its own page reference on what it keeps (vroce_tx_add_frag()
+ *   does), and the holder may read them after the MR is gone.
+ *
  * Callers hold a reference on every MR they pass (vroce_mr_get()); nothing
  * here sleeps, so all of it runs in any context.
  */

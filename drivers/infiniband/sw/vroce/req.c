@@ -372,6 +372,7 @@ static int vroce_req_frags(void *arg, struct sk_buff *skb, u32 len)
 	struct vroce_req_fill_ctx *ctx = arg;
 	int err;
 
+	lockdep_assert_held(&ctx->qp->task_mutex);	/* owns req.cur */
 	err = vroce_sge_pages(&ctx->qp->req.cur, len, VROCE_TX_FRAGS_MAX,
 			      vroce_tx_add_frag, skb);
 	if (err == -EAGAIN)

@@ -36,6 +36,10 @@
  * Context: any context that may call dev_queue_xmit() (process or softirq,
  * not hard irq); @gfp must suit it. The caller holds @pi->sgid_attr; the
  * netdev is held from lookup until the frame is queued.
+ *
+ * Lifetime: every page fragment holds a page reference, dropped when the
+ * skb is freed, so a frame may outlive the MR its payload came from and
+ * the module's zero page (vroce_tx_exit() drops only the load-time one).
  */
 
 #include <linux/etherdevice.h>

@@ -46,26 +46,27 @@ gid_index() {
 	vroce_gid nva "$1" "$2" "$3"
 }
 
+# end_cmds DEV N: ip -batch lines that address DEV (192.0.2.N, 2001:db8::N)
+# and its VLAN DEV.100 (198.51.100.N) and bring both up.
+end_cmds() {
+	printf '%s\n' "addr add 192.0.2.$2/24 dev $1" \
+		"addr add 2001:db8::$2/64 dev $1 nodad" \
+		"addr add 198.51.100.$2/24 dev $1.100" \
+		"link set $1 up" "link set $1.100 up"
+}
+
 setup() {
 	NSA=$(ns_add wa) && NSB=$(ns_add wb) || return 1
 	# One ip process per namespace (each start costs on the debug kernel).
-	ip -n "$NSA" -batch - <<-EOF || return 1
-		link add va mtu 9000 type veth peer name vb mtu 9000 netns $NSB
-		link add link va name va.100 type vlan id 100 egress-qos-map 0:0 5:5
-		addr add 192.0.2.1/24 dev va
-		addr add 2001:db8::1/64 dev va nodad
-		addr add 198.51.100.1/24 dev va.100
-		link set va up
-		link set va.100 up
-	EOF
-	ip -n "$NSB" -batch - <<-EOF || return 1
-		link add link vb name vb.100 type vlan id 100
-		addr add 192.0.2.2/24 dev vb
-		addr add 2001:db8::2/64 dev vb nodad
-		addr add 198.51.100.2/24 dev vb.100
-		link set vb up
-		link set vb.100 up
-	EOF
+	{
+		echo "link add va mtu 9000 type veth peer name vb mtu 9000 netns $NSB"
+		echo "link add link va name va.100 type vlan id 100 egress-qos-map 0:0 5:5"
+		end_cmds va 1
+	} | ip -n "$NSA" -batch - || return 1
+	{
+		echo "link add link vb name vb.100 type vlan id 100"
+		end_cmds vb 2
+	} | ip -n "$NSB" -batch - || return 1
 	MACA=$(ip netns exec "$NSA" cat /sys/class/net/va/address) &&
 		MACB=$(ip netns exec "$NSB" cat /sys/class/net/vb/address) &&
 		ip netns exec "$NSA" rdma link add nva type vroce netdev va &&
@@ -249,6 +250,11 @@ perftest_listening() {
 	ip netns exec "$NSA" ss -Hltn "sport = :18515" | grep -q .
 }
 
+# More than the 24-byte pcap file header.
+pcap_has_frames() {
+	[ "$(stat -c %s "$1")" -gt 24 ]
+}
+
 # rc_run TOOL ARGS...: TOOL's server in NSA on nva, its client in NSB on
 # nvb, captured on vb into RC_PCAP.
 rc_run() {
@@ -271,6 +277,9 @@ rc_run() {
 		rc=1
 	fi
 	wait "$spid" || { echo "server: exit $?"; cat "$VROCE_LOG.srv"; rc=1; }
+	# dumpcap drops what it has not read yet when interrupted: a short
+	# run could end before the first frame reached the file.
+	wait_for 5 pcap_has_frames "$RC_PCAP"
 	kill -INT "$cpid" 2>/dev/null
 	wait "$cpid"
 	return $rc
