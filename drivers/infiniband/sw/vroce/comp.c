@@ -231,8 +231,8 @@ static void vroce_comp_rnr(struct vroce_qp *qp, u32 psn, u8 code)
 		req->rnr_left--;
 	}
 	req->rnr_wait = true;
-	hrtimer_start(&req->timer, ns_to_ktime(vroce_rnr_10us[code] * 10000ULL),
-		      HRTIMER_MODE_REL_SOFT);
+	vroce_req_timer_set(qp, ktime_get_ns() +
+			    vroce_rnr_10us[code] * 10000ULL);
 }
 
 static void vroce_comp_seq_nak(struct vroce_qp *qp, u32 psn)
@@ -447,6 +447,12 @@ void vroce_comp_timer(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
 
+	/* The end moved since the hrtimer read it: wait on. */
+	if (req->due && ktime_get_ns() < req->due) {
+		vroce_req_timer_set(qp, req->due);
+		return;
+	}
+	req->due = 0;
 	if (req->rnr_wait) {
 		req->rnr_wait = false;
 		req->last_nak_una = VROCE_PSN_MASK + 1;

@@ -72,11 +72,15 @@ static bool vroce_qp_can_send(enum ib_qp_state state)
 
 /**
  * vroce_sq_peek - copy and check a send WQE
- * @qp: the QP; takes qp->sq.lock (a kernel post_send may be filling the
- *	ring, and vroce_queue_sync() must see the producer index whole)
+ * @qp: the QP; the caller is its task
  * @slot: the SQ slot, between the consumer and the producer index
  * @wqe: gets the WQE header; SGEs or inline data stay in the ring, at most
  *	wqe->dma.num_sge of them (checked against the ring's element size)
+ *
+ * No lock: the producer index is read as published in the ring's page
+ * (user space or vroce_queue_advance_producer() release it after the
+ * element), and a slot before it is not written again until the task
+ * retires it.
  *
  * Return: 0 with a checked @wqe, -ENOENT if @slot is the producer index
  * (nothing posted there yet), -EINVAL if the WQE is malformed (complete it
@@ -85,17 +89,12 @@ static bool vroce_qp_can_send(enum ib_qp_state state)
 int vroce_sq_peek(struct vroce_qp *qp, u32 slot, struct rxe_send_wqe *wqe)
 {
 	struct vroce_queue *q = &qp->sq.queue;
-	unsigned long flags;
-	bool empty;
 
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	vroce_queue_sync(q);
-	empty = slot == q->prod;
-	if (!empty)
-		memcpy(wqe, vroce_queue_elem(q, slot), sizeof(*wqe));
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-	if (empty)
+	lockdep_assert_held(&qp->task_mutex);
+
+	if (slot == vroce_queue_published_prod(q))
 		return -ENOENT;
+	memcpy(wqe, vroce_queue_elem(q, slot), sizeof(*wqe));
 	if (!vroce_wr_opcode_ok(qp, wqe->wr.opcode))
 		return -EINVAL;
 	if (wqe->wr.send_flags & IB_SEND_INLINE)

@@ -102,6 +102,17 @@ static inline void *vroce_queue_consumer_addr(const struct vroce_queue *q)
 	return vroce_queue_elem(q, q->cons);
 }
 
+/*
+ * The producer index as published in the page, masked: for a consumer
+ * that does not hold the ring's lock. The acquire pairs with the
+ * producer's release (user space's, or vroce_queue_advance_producer()).
+ */
+static inline u32 vroce_queue_published_prod(const struct vroce_queue *q)
+{
+	/* Pairs with the producer's release of producer_index. */
+	return smp_load_acquire(&q->buf->producer_index) & q->index_mask;
+}
+
 /* Publish a produced element: its contents become visible before the index. */
 static inline void vroce_queue_advance_producer(struct vroce_queue *q)
 {

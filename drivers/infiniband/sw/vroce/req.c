@@ -20,8 +20,9 @@
  * max_rd_atomic READ/atomic WQEs outstanding, waits for them before a
  * fenced WQE, sets AckReq on the last packet of a message and every
  * VROCE_REQ_ACKREQ_EVERY packets (or half a window, if the window is
- * smaller), and keeps one timer armed while
- * anything is unacknowledged (4.096 us << timeout).
+ * smaller), and keeps the ACK timeout (4.096 us << timeout) running
+ * while anything is unacknowledged: an ACK moves its end (req.due), and
+ * the hrtimer catches up only when it expires (vroce_req_timer_set()).
  *
  * Retransmission is go-back-N: vroce_req_rewind() moves the requester back
  * to the oldest unacknowledged PSN (req.una) and it sends everything from
@@ -72,14 +73,39 @@ static u32 vroce_msg_pkts(const struct vroce_qp *qp, u32 len)
 	return len ? DIV_ROUND_UP(len, vroce_qp_mtu(qp)) : 1;
 }
 
+/**
+ * vroce_req_timer_set - make the timer fire at @due
+ * @qp: the QP
+ * @due: CLOCK_MONOTONIC ns
+ *
+ * The timer is only started if it is not queued, or queued for later:
+ * one queued for earlier finds @due in the future and re-arms itself
+ * (vroce_task_timer()).
+ */
+void vroce_req_timer_set(struct vroce_qp *qp, u64 due)
+{
+	struct hrtimer *timer = &qp->req.timer;
+
+	WRITE_ONCE(qp->req.due, due);
+	if (!hrtimer_is_queued(timer) ||
+	    ktime_to_ns(hrtimer_get_expires(timer)) > due)
+		hrtimer_start(timer, ns_to_ktime(due), HRTIMER_MODE_ABS_SOFT);
+}
+
+/* (Re)start the ACK timeout: 4.096 us << the QP's timeout attribute. */
 void vroce_req_timer_arm(struct vroce_qp *qp)
 {
 	u8 timeout = qp->attr.timeout;
 
 	if (!timeout || qp->req.rnr_wait)
 		return;
-	hrtimer_start(&qp->req.timer, ns_to_ktime(4096ULL << timeout),
-		      HRTIMER_MODE_REL_SOFT);
+	vroce_req_timer_set(qp, ktime_get_ns() + (4096ULL << timeout));
+}
+
+/* Nothing is outstanding: the timer, if queued, expires without effect. */
+static void vroce_req_timer_stop(struct vroce_qp *qp)
+{
+	WRITE_ONCE(qp->req.due, 0);
 }
 
 /**
@@ -97,7 +123,7 @@ void vroce_req_progress(struct vroce_qp *qp, u32 una)
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.rnr_left = qp->attr.rnr_retry;
 	if (qp->req.una == qp->req.psn)
-		hrtimer_try_to_cancel(&qp->req.timer);
+		vroce_req_timer_stop(qp);
 	else
 		vroce_req_timer_arm(qp);
 }
@@ -497,7 +523,7 @@ static void vroce_req_send(struct vroce_qp *qp)
 	req->offset += len;
 	if (vroce_cc_paced(&qp->cc))
 		vroce_cc_rp_sent(qp, len);
-	if (!hrtimer_active(&req->timer))
+	if (!req->due)
 		vroce_req_timer_arm(qp);
 	if (last) {
 		vroce_req_wqe_sent(qp);
@@ -587,5 +613,6 @@ void vroce_req_reset(struct vroce_qp *qp)
 	req->rd_atomic = 0;
 	req->rnr_wait = false;
 	req->last_nak_una = VROCE_PSN_MASK + 1;
+	req->due = 0;
 	req->window = VROCE_REQ_WINDOW;
 }

@@ -256,6 +256,18 @@ static bool vroce_task_active(enum ib_qp_state state)
 	       state == IB_QPS_SQD || state == IB_QPS_SQE;
 }
 
+/*
+ * The next queued packet. Most steps find the queue empty; they do not
+ * take its lock for that. A packet queued after the test makes its sender
+ * run the task again (vroce_qp_rx()).
+ */
+static struct sk_buff *vroce_task_next_rx(struct vroce_qp *qp)
+{
+	if (skb_queue_empty_lockless(&qp->rxq))
+		return NULL;
+	return skb_dequeue(&qp->rxq);
+}
+
 /* Return: true if the budget ran out with work left. */
 static bool vroce_task_steps(struct vroce_qp *qp)
 {
@@ -284,7 +296,7 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 			vroce_resp_step(qp);
 			continue;
 		}
-		skb = skb_dequeue(&qp->rxq);
+		skb = vroce_task_next_rx(qp);
 		if (skb) {
 			vroce_task_rx(qp, skb);
 			continue;
@@ -436,10 +448,23 @@ void vroce_task_doorbell(struct vroce_qp *qp)
 	vroce_run_list_drain(&run);
 }
 
+/*
+ * Expired at or before req.due: an end that moved later re-arms the timer
+ * (a start from the callback is serialized with the task's by the hrtimer
+ * base lock); an end that passed kicks the task, which checks again under
+ * task_mutex (vroce_comp_timer()).
+ */
 static enum hrtimer_restart vroce_task_timer(struct hrtimer *timer)
 {
 	struct vroce_qp *qp = container_of(timer, struct vroce_qp, req.timer);
+	u64 due = READ_ONCE(qp->req.due);
 
+	if (!due)
+		return HRTIMER_NORESTART;
+	if (ktime_get_ns() < due) {
+		hrtimer_start(timer, ns_to_ktime(due), HRTIMER_MODE_ABS_SOFT);
+		return HRTIMER_NORESTART;
+	}
 	set_bit(0, &qp->req.timer_fired);
 	vroce_task_kick(qp);
 	return HRTIMER_NORESTART;
@@ -458,7 +483,7 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	INIT_WORK(&qp->task, vroce_task_run);
 	mutex_init(&qp->task_mutex);
 	skb_queue_head_init(&qp->rxq);
-	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->req.timer.function = vroce_task_timer;
 
 	qp->req.wqes = kvcalloc(vroce_queue_capacity(&qp->sq.queue) + 1,

@@ -94,8 +94,11 @@ struct vroce_swqe {
  * @rnr_wait: waiting for the RNR timer before retrying
  * @last_nak_una: @una when the last retry for a NAK or an implied NAK
  *	began (> VROCE_PSN_MASK: none): one retry per gap, not per packet
+ * @due: CLOCK_MONOTONIC ns when the ACK timeout or the RNR wait ends; 0:
+ *	neither runs (WRITE_ONCE by the task, read by @timer's function)
  * @timer_fired: set by @timer, consumed by the task (atomic bit 0)
- * @timer: ACK timeout or RNR wait
+ * @timer: fires at @due or earlier; an early expiry re-arms it for @due,
+ *	so moving @due later costs no timer operation
  * @cur: gathers the payload of @wqes[@idx] from its SGE list
  * @rcur: scatters READ responses / atomic results of the oldest WQE
  * @rcur_active: @rcur is set up for the WQE at the SQ head
@@ -116,6 +119,7 @@ struct vroce_req {
 	u8 rnr_left;
 	bool rnr_wait;
 	u32 last_nak_una;
+	u64 due;
 	unsigned long timer_fired;
 	struct hrtimer timer;
 	struct vroce_sge_cursor cur;
@@ -270,6 +274,7 @@ u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
 /* req.c APIs: */
 bool vroce_req_step(struct vroce_qp *qp);
 void vroce_req_reset(struct vroce_qp *qp);
+void vroce_req_timer_set(struct vroce_qp *qp, u64 due);
 void vroce_req_timer_arm(struct vroce_qp *qp);
 void vroce_req_progress(struct vroce_qp *qp, u32 una);
 void vroce_req_rewind(struct vroce_qp *qp);
