@@ -231,8 +231,10 @@ static void vroce_comp_rnr(struct vroce_qp *qp, u32 psn, u8 code)
 		req->rnr_left--;
 	}
 	req->rnr_wait = true;
-	vroce_req_timer_set(qp, ktime_get_ns() +
-			    vroce_rnr_10us[code] * 10000ULL);
+	req->ack_due = ktime_get_ns() + vroce_rnr_10us[code] * 10000ULL;
+	/* The retry after the wait asks for an ACK at its end. */
+	req->probe_due = 0;
+	vroce_req_timer_update(qp);
 }
 
 static void vroce_comp_seq_nak(struct vroce_qp *qp, u32 psn)
@@ -439,28 +441,28 @@ out:
 	consume_skb(skb);	/* handled, even if stale: not a drop */
 }
 
-/**
- * vroce_comp_timer - the timer expired: end of an RNR wait or ACK timeout
- * @qp: the QP
+/*
+ * The last packet sent did not ask for an ACK and nothing followed it:
+ * send again from the oldest unacknowledged PSN, the last packet asking.
+ * The responder acknowledges what it already has as duplicates. Not a
+ * retry: nothing was lost.
  */
-void vroce_comp_timer(struct vroce_qp *qp)
+static void vroce_comp_probe(struct vroce_qp *qp)
+{
+	qp->req.last_nak_una = VROCE_PSN_MASK + 1;
+	vroce_req_rewind(qp);
+	vroce_req_timer_arm(qp);
+}
+
+/* The ACK timeout expired with WQEs outstanding. */
+static void vroce_comp_ack_timeout(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
 
-	/* The end moved since the hrtimer read it: wait on. */
-	if (req->due && ktime_get_ns() < req->due) {
-		vroce_req_timer_set(qp, req->due);
+	if (req->unasked) {
+		vroce_comp_probe(qp);
 		return;
 	}
-	req->due = 0;
-	if (req->rnr_wait) {
-		req->rnr_wait = false;
-		req->last_nak_una = VROCE_PSN_MASK + 1;
-		vroce_req_rewind(qp);
-		return;
-	}
-	if (req->una == req->psn || !vroce_comp_outstanding(qp))
-		return;
 	vroce_comp_count(qp, VROCE_CNT_LOCAL_ACK_TIMEOUT);
 	if (!req->retry_left) {
 		vroce_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
@@ -471,4 +473,42 @@ void vroce_comp_timer(struct vroce_qp *qp)
 	vroce_req_shrink_window(qp);
 	vroce_req_rewind(qp);
 	vroce_req_timer_arm(qp);
+}
+
+/**
+ * vroce_comp_timer - the timer expired: end of an RNR wait, the probe of
+ *	an unasked tail, or the ACK timeout; or none yet (the ends moved)
+ * @qp: the QP
+ */
+void vroce_comp_timer(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	bool waiting = req->una != req->psn && vroce_comp_outstanding(qp);
+	u64 now = ktime_get_ns();
+
+	if (req->rnr_wait) {
+		if (now < req->ack_due)
+			goto rearm;
+		req->rnr_wait = false;
+		req->ack_due = 0;
+		req->last_nak_una = VROCE_PSN_MASK + 1;
+		vroce_req_rewind(qp);
+		return;
+	}
+	if (req->probe_due && now >= req->probe_due) {
+		req->probe_due = 0;
+		if (req->unasked && waiting) {
+			vroce_comp_probe(qp);
+			return;
+		}
+	}
+	if (req->ack_due && now >= req->ack_due) {
+		req->ack_due = 0;
+		if (waiting) {
+			vroce_comp_ack_timeout(qp);
+			return;
+		}
+	}
+rearm:
+	vroce_req_timer_update(qp);
 }

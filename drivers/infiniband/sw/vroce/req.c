@@ -15,14 +15,23 @@
  * PSNs (a READ request takes as many as it has response packets). To a QP
  * of this device (internal loopback), a run of MIDDLE packets goes out as
  * one frame of up to VROCE_LOOP_PAYLOAD bytes and takes one PSN per path
- * MTU (vroce_req_segs()). The
- * requester keeps at most VROCE_REQ_WINDOW PSNs unacknowledged, at most
- * max_rd_atomic READ/atomic WQEs outstanding, waits for them before a
- * fenced WQE, sets AckReq on the last packet of a message and every
- * VROCE_REQ_ACKREQ_EVERY packets (or half a window, if the window is
- * smaller), and keeps the ACK timeout (4.096 us << timeout) running
- * while anything is unacknowledged: an ACK moves its end (req.due), and
- * the hrtimer catches up only when it expires (vroce_req_timer_set()).
+ * MTU (vroce_req_segs()). The requester keeps at most VROCE_REQ_WINDOW
+ * PSNs unacknowledged, at most max_rd_atomic READ/atomic WQEs outstanding,
+ * and waits for them before a fenced WQE.
+ *
+ * ACKs are batched: AckReq is set every VROCE_REQ_ACKREQ_EVERY PSNs (or
+ * half a window, if the window is smaller) and on the last packet of a
+ * message that is signaled, a READ or atomic, or sent while draining to
+ * SQD; not on the end of an unsignaled SEND or WRITE, which a later ACK
+ * covers (vroce_req_ackreq()). So an application that signals one WQE in
+ * N costs the responder about one ACK per N messages instead of N. If
+ * nothing follows an unasked last packet within VROCE_REQ_PROBE_NS, the
+ * requester probes: it resends from the oldest unacknowledged PSN, the
+ * last packet asking, and counts no retry (vroce_comp_timer()).
+ *
+ * The ACK timeout (4.096 us << timeout) runs while anything is
+ * unacknowledged: an ACK moves its end (req.ack_due), and the hrtimer
+ * catches up only when it expires (vroce_req_timer_update()).
  *
  * Retransmission is go-back-N: vroce_req_rewind() moves the requester back
  * to the oldest unacknowledged PSN (req.una) and it sends everything from
@@ -74,21 +83,26 @@ static u32 vroce_msg_pkts(const struct vroce_qp *qp, u32 len)
 }
 
 /**
- * vroce_req_timer_set - make the timer fire at @due
+ * vroce_req_timer_update - make the timer fire at the earlier of req.ack_due
+ *	and req.probe_due
  * @qp: the QP
- * @due: CLOCK_MONOTONIC ns
  *
- * The timer is only started if it is not queued, or queued for later:
- * one queued for earlier finds @due in the future and re-arms itself
- * (vroce_task_timer()).
+ * The hrtimer is only started if it is not queued, or queued for later
+ * than needed: one queued for earlier finds req.due in the future and
+ * re-arms itself (vroce_task_timer()). So an ACK that moves the timeout
+ * later costs no timer operation.
  */
-void vroce_req_timer_set(struct vroce_qp *qp, u64 due)
+void vroce_req_timer_update(struct vroce_qp *qp)
 {
-	struct hrtimer *timer = &qp->req.timer;
+	struct vroce_req *req = &qp->req;
+	struct hrtimer *timer = &req->timer;
+	u64 due = req->ack_due;
 
-	WRITE_ONCE(qp->req.due, due);
-	if (!hrtimer_is_queued(timer) ||
-	    ktime_to_ns(hrtimer_get_expires(timer)) > due)
+	if (req->probe_due && (!due || req->probe_due < due))
+		due = req->probe_due;
+	WRITE_ONCE(req->due, due);
+	if (due && (!hrtimer_is_queued(timer) ||
+		    ktime_to_ns(hrtimer_get_expires(timer)) > due))
 		hrtimer_start(timer, ns_to_ktime(due), HRTIMER_MODE_ABS_SOFT);
 }
 
@@ -99,13 +113,8 @@ void vroce_req_timer_arm(struct vroce_qp *qp)
 
 	if (!timeout || qp->req.rnr_wait)
 		return;
-	vroce_req_timer_set(qp, ktime_get_ns() + (4096ULL << timeout));
-}
-
-/* Nothing is outstanding: the timer, if queued, expires without effect. */
-static void vroce_req_timer_stop(struct vroce_qp *qp)
-{
-	WRITE_ONCE(qp->req.due, 0);
+	qp->req.ack_due = ktime_get_ns() + (4096ULL << timeout);
+	vroce_req_timer_update(qp);
 }
 
 /**
@@ -122,10 +131,17 @@ void vroce_req_progress(struct vroce_qp *qp, u32 una)
 	qp->req.una = una;
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.rnr_left = qp->attr.rnr_retry;
-	if (qp->req.una == qp->req.psn)
-		vroce_req_timer_stop(qp);
-	else
+	if (qp->req.una != qp->req.psn) {
 		vroce_req_timer_arm(qp);
+		return;
+	}
+	/* Nothing outstanding: a queued timer expires without effect. */
+	qp->req.ack_due = 0;
+	if (qp->req.psn == qp->req.max_psn) {
+		qp->req.unasked = false;
+		qp->req.probe_due = 0;
+	}
+	vroce_req_timer_update(qp);
 }
 
 static void vroce_req_cursor_init(struct vroce_qp *qp, u32 slot)
@@ -468,6 +484,55 @@ static u32 vroce_req_segs(struct vroce_qp *qp, const struct vroce_swqe *sw)
 	return len > mtu ? len / mtu : 1;
 }
 
+/*
+ * Does a packet of @npsn PSNs ask for an ACK? The responder acknowledges
+ * only the packets that do, and an ACK covers every PSN before it. Asked:
+ * every VROCE_REQ_ACKREQ_EVERY PSNs (or half a window) so the window keeps
+ * moving; the last packet of a message someone waits for (a signaled WQE,
+ * the QP draining to SQD; READs and atomics always, their response is the
+ * ACK); and the packet of a retransmission that catches up with max_psn.
+ * Not asked: the end of an unsignaled SEND or WRITE. A later ACK covers
+ * it; if nothing follows, the probe does (vroce_comp_timer()).
+ */
+static bool vroce_req_ackreq(struct vroce_qp *qp, const struct vroce_swqe *sw,
+			     u8 opcode, u32 npsn)
+{
+	struct vroce_req *req = &qp->req;
+	u32 every = min_t(u32, VROCE_REQ_ACKREQ_EVERY, req->window / 2);
+	bool ask;
+
+	req->since_ackreq += npsn;
+	if (req->since_ackreq >= every)
+		ask = true;
+	else if (vroce_psn_cmp(req->psn, req->max_psn) < 0 &&
+		 vroce_psn_add(req->psn, npsn) == req->max_psn)
+		ask = true;	/* a retransmission's last packet */
+	else if (!(vroce_opcode(opcode)->flags & VROCE_OP_ACKREQ))
+		ask = false;
+	else
+		ask = qp->sig_all || (sw->wr.send_flags & IB_SEND_SIGNALED) ||
+		      vroce_wr_rd_atomic(sw->wr.opcode) ||
+		      READ_ONCE(qp->sq_draining);
+	if (ask)
+		req->since_ackreq = 0;
+	return ask;
+}
+
+/* The packet just sent is the newest: did it ask for an ACK? */
+static void vroce_req_tail_sent(struct vroce_qp *qp, bool asked)
+{
+	struct vroce_req *req = &qp->req;
+
+	req->unasked = !asked;
+	if (asked) {
+		req->probe_due = 0;
+		return;
+	}
+	/* Moved at every unasked tail: a timer queued earlier re-arms. */
+	req->probe_due = ktime_get_ns() + VROCE_REQ_PROBE_NS;
+	vroce_req_timer_update(qp);
+}
+
 /* Send the next packet of the WQE at req.idx. */
 static void vroce_req_send(struct vroce_qp *qp)
 {
@@ -490,14 +555,7 @@ static void vroce_req_send(struct vroce_qp *qp)
 			     (uc ? IB_OPCODE_UC : IB_OPCODE_RC), req->psn);
 	vroce_req_ext(qp, sw, &pi);
 	pi.se = last && (sw->wr.send_flags & IB_SEND_SOLICITED);
-	/* Ask for an ACK often enough that the window keeps moving. */
-	pi.ackreq = !uc &&
-		    ((vroce_opcode(pi.opcode)->flags & VROCE_OP_ACKREQ) ||
-		     (req->since_ackreq += segs) >=
-			     min_t(u32, VROCE_REQ_ACKREQ_EVERY,
-				   req->window / 2));
-	if (pi.ackreq)
-		req->since_ackreq = 0;
+	pi.ackreq = !uc && vroce_req_ackreq(qp, sw, pi.opcode, npsn);
 	pi.paylen = len;
 	pi.fill = vroce_req_fill;
 	if (vroce_req_zero_copy(qp, sw, len))
@@ -523,8 +581,10 @@ static void vroce_req_send(struct vroce_qp *qp)
 	req->offset += len;
 	if (vroce_cc_paced(&qp->cc))
 		vroce_cc_rp_sent(qp, len);
-	if (!req->due)
+	if (!req->ack_due)
 		vroce_req_timer_arm(qp);
+	if (!uc && req->psn == req->max_psn)
+		vroce_req_tail_sent(qp, pi.ackreq);
 	if (last) {
 		vroce_req_wqe_sent(qp);
 		if (uc)
@@ -613,6 +673,9 @@ void vroce_req_reset(struct vroce_qp *qp)
 	req->rd_atomic = 0;
 	req->rnr_wait = false;
 	req->last_nak_una = VROCE_PSN_MASK + 1;
+	req->unasked = false;
+	req->ack_due = 0;
+	req->probe_due = 0;
 	req->due = 0;
 	req->window = VROCE_REQ_WINDOW;
 }

@@ -41,6 +41,13 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
 #define VROCE_REQ_WINDOW_MIN	8
 /* Packets after which the requester asks for an ACK inside a message. */
 #define VROCE_REQ_ACKREQ_EVERY	64
+/*
+ * How long the last packet of an unsignaled SEND or WRITE, sent without
+ * AckReq, may stay unacknowledged once nothing follows it: then the
+ * requester resends from the oldest unacknowledged PSN, the last packet
+ * asking (a probe, not a retry).
+ */
+#define VROCE_REQ_PROBE_NS	(500 * NSEC_PER_USEC)
 /* Received packets a QP queues before its task runs; then drops. */
 #define VROCE_RXQ_MAX		4096
 /* vroce_qp.task_flags: a run was asked for while task_mutex was held. */
@@ -94,8 +101,13 @@ struct vroce_swqe {
  * @rnr_wait: waiting for the RNR timer before retrying
  * @last_nak_una: @una when the last retry for a NAK or an implied NAK
  *	began (> VROCE_PSN_MASK: none): one retry per gap, not per packet
- * @due: CLOCK_MONOTONIC ns when the ACK timeout or the RNR wait ends; 0:
- *	neither runs (WRITE_ONCE by the task, read by @timer's function)
+ * @unasked: the last packet sent (before @max_psn) did not ask for an ACK
+ * @ack_due: CLOCK_MONOTONIC ns when the ACK timeout or the RNR wait ends;
+ *	0: neither runs
+ * @probe_due: when an @unasked tail is probed (VROCE_REQ_PROBE_NS after it
+ *	went out); 0: none
+ * @due: the earlier of @ack_due and @probe_due, 0 if neither: what @timer
+ *	waits for (WRITE_ONCE by the task, read by @timer's function)
  * @timer_fired: set by @timer, consumed by the task (atomic bit 0)
  * @timer: fires at @due or earlier; an early expiry re-arms it for @due,
  *	so moving @due later costs no timer operation
@@ -119,6 +131,9 @@ struct vroce_req {
 	u8 rnr_left;
 	bool rnr_wait;
 	u32 last_nak_una;
+	bool unasked;
+	u64 ack_due;
+	u64 probe_due;
 	u64 due;
 	unsigned long timer_fired;
 	struct hrtimer timer;
@@ -274,7 +289,7 @@ u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
 /* req.c APIs: */
 bool vroce_req_step(struct vroce_qp *qp);
 void vroce_req_reset(struct vroce_qp *qp);
-void vroce_req_timer_set(struct vroce_qp *qp, u64 due);
+void vroce_req_timer_update(struct vroce_qp *qp);
 void vroce_req_timer_arm(struct vroce_qp *qp);
 void vroce_req_progress(struct vroce_qp *qp, u32 una);
 void vroce_req_rewind(struct vroce_qp *qp);

@@ -1318,6 +1318,155 @@ TEST_F_TIMEOUT(rc, rnr_then_recv_long, TEST_TIMEOUT_S)
 	rnr_then_recv(_metadata, &self->a, &self->b, 65536 + 777);
 }
 
+static void post_recv_one(struct __test_metadata *_metadata, struct side *b,
+			  uint32_t off, uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)b->buf + off, len, b->mr->lkey };
+	struct ibv_recv_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+	}, *bad;
+
+	ASSERT_EQ(0, ibv_post_recv(b->qp, &wr, &bad)) TH_LOG("%s", strerror(errno));
+}
+
+static void post_write_unsignaled(struct __test_metadata *_metadata,
+				  struct side *a, struct side *b, uint32_t off,
+				  uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)a->buf + off, len, a->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + off;
+	wr.wr.rdma.rkey = b->mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad)) TH_LOG("%s", strerror(errno));
+}
+
+/*
+ * Unsignaled SENDs, then nothing for several ACK timeouts, with retry_cnt
+ * 0. A requester may leave the end of an unsignaled message without
+ * AckReq; it must then get its ACK without counting a retry (one retry
+ * would end the QP with RETRY_EXC_ERR). A signaled SEND afterwards
+ * completes, and every message arrived once, in order.
+ */
+TEST_F_TIMEOUT(rc, unsignaled_idle_no_retry, TEST_TIMEOUT_S)
+{
+	const uint32_t n = 4, len = 100, stride = 256;
+	struct conn c = conn_default;
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_sge sge;
+	struct seg l, r;
+	struct ibv_wc wc;
+	uint32_t i;
+
+	c.retry_cnt = 0;	/* timeout 14: 67 ms */
+	pair_connect(_metadata, &self->a, &self->b, &c);
+	for (i = 0; i < n; i++) {
+		l = (struct seg){ i * stride, len };
+		r = (struct seg){ GUARD + i * stride, len };
+		fill_src(self->a.buf, &l, 1, 700 + i);
+		poison_dst(self->b.buf, &r, 1, 700 + i);
+		post_recv_one(_metadata, &self->b, r.off, len, 10 + i);
+	}
+	for (i = 0; i < n; i++) {
+		if (i == n - 1)
+			usleep(300000);
+		l = (struct seg){ i * stride, len };
+		to_sge(&self->a, &l, 1, &sge);
+		wr.wr_id = i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = i == n - 1 ? IBV_SEND_SIGNALED : 0;
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	}
+	expect_wc(_metadata, self->a.scq, self->a.qp, n - 1, IBV_WC_SUCCESS,
+		  IBV_WC_SEND, NULL);
+	expect_cq_empty(_metadata, self->a.scq);
+	for (i = 0; i < n; i++) {
+		r = (struct seg){ GUARD + i * stride, len };
+		expect_wc(_metadata, self->b.rcq, self->b.qp, 10 + i,
+			  IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+		EXPECT_EQ(len, wc.byte_len);
+		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &r, 1, len, 700 + i));
+	}
+	expect_cq_empty(_metadata, self->b.rcq);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
+}
+
+/* @len bytes at @p are the start of the stream of @seed. */
+static int arrived(const uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pattern(seed, i))
+			return 0;
+	return 1;
+}
+
+/* 0 with the next async event of @ctx in @ev, -1 after POLL_TIMEOUT_S. */
+static int wait_async(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	int fl = fcntl(ctx->async_fd, F_GETFL);
+
+	if (fl < 0 || fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK))
+		return -1;
+	if (poll(&pfd, 1, POLL_TIMEOUT_S * 1000) != 1)
+		return -1;
+	return ibv_get_async_event(ctx, ev);
+}
+
+/*
+ * No ACK timeout (timeout 0) and only unsignaled WRITEs: no retry timer
+ * will ever ask for their ACK. A drain to SQD still ends
+ * (IBV_EVENT_SQ_DRAINED): everything sent gets acknowledged although no
+ * completion waits for it.
+ */
+TEST_F_TIMEOUT(rc, unsignaled_then_sqd, TEST_TIMEOUT_S)
+{
+	const uint32_t n = 3, len = 300, stride = 1024;
+	struct conn c = conn_default;
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1,
+	};
+	struct ibv_async_event ev;
+	double end;
+	struct seg g;
+	uint32_t i;
+
+	c.timeout = 0;
+	pair_connect(_metadata, &self->a, &self->b, &c);
+	for (i = 0; i < n; i++) {
+		g = (struct seg){ i * stride, len };
+		fill_src(self->a.buf, &g, 1, 800 + i);
+		poison_dst(self->b.buf, &g, 1, 800 + i);
+		post_write_unsignaled(_metadata, &self->a, &self->b, g.off,
+				      len, i);
+	}
+	/* Sent: the last WRITE's data is there. */
+	g = (struct seg){ (n - 1) * stride, len };
+	end = now_s() + POLL_TIMEOUT_S;
+	while (!arrived(self->b.buf + g.off, len, 800 + n - 1) && now_s() < end)
+		usleep(1000);
+	ASSERT_EQ(0, ibv_modify_qp(self->a.qp, &attr, IBV_QP_STATE |
+				   IBV_QP_EN_SQD_ASYNC_NOTIFY))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, wait_async(self->a.ctx, &ev))
+		TH_LOG("no SQ_DRAINED event within %d s", POLL_TIMEOUT_S);
+	EXPECT_EQ(IBV_EVENT_SQ_DRAINED, ev.event_type);
+	EXPECT_EQ(self->a.qp, ev.element.qp);
+	ibv_ack_async_event(&ev);
+	expect_cq_empty(_metadata, self->a.scq);
+	for (i = 0; i < n; i++) {
+		g = (struct seg){ i * stride, len };
+		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &g, 1, len, 800 + i));
+	}
+}
+
 static const struct conn conn_short = {
 	.timeout = 10, .retry_cnt = 2, .rnr_retry = 7, .min_rnr_timer = 12,
 };
