@@ -442,15 +442,26 @@ out:
 }
 
 /*
- * The last packet sent did not ask for an ACK and nothing followed it:
- * send again from the oldest unacknowledged PSN, the last packet asking.
- * The responder acknowledges what it already has as duplicates. Not a
- * retry: nothing was lost.
+ * The newest packet did not ask for an ACK, and the requester is not in
+ * the middle of going back (its next PSN is a new one): a probe, not a
+ * retry, is due.
+ */
+static bool vroce_comp_may_probe(const struct vroce_qp *qp)
+{
+	return qp->req.unasked && qp->req.psn == qp->req.max_psn;
+}
+
+/*
+ * Send the newest packet again, asking. The responder acknowledges it as
+ * a duplicate (or NAKs a gap before it). Not a retry: nothing need have
+ * been lost. Once per tail: if the probe goes unanswered too, the next
+ * expiry of the ACK timeout is a retry.
  */
 static void vroce_comp_probe(struct vroce_qp *qp)
 {
+	qp->req.unasked = false;
 	qp->req.last_nak_una = VROCE_PSN_MASK + 1;
-	vroce_req_rewind(qp);
+	vroce_req_rewind_tail(qp);
 	vroce_req_timer_arm(qp);
 }
 
@@ -459,7 +470,7 @@ static void vroce_comp_ack_timeout(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
 
-	if (req->unasked) {
+	if (vroce_comp_may_probe(qp)) {
 		vroce_comp_probe(qp);
 		return;
 	}
@@ -497,7 +508,7 @@ void vroce_comp_timer(struct vroce_qp *qp)
 	}
 	if (req->probe_due && now >= req->probe_due) {
 		req->probe_due = 0;
-		if (req->unasked && waiting) {
+		if (vroce_comp_may_probe(qp) && waiting) {
 			vroce_comp_probe(qp);
 			return;
 		}

@@ -26,8 +26,8 @@
  * covers (vroce_req_ackreq()). So an application that signals one WQE in
  * N costs the responder about one ACK per N messages instead of N. If
  * nothing follows an unasked last packet within VROCE_REQ_PROBE_NS, the
- * requester probes: it resends from the oldest unacknowledged PSN, the
- * last packet asking, and counts no retry (vroce_comp_timer()).
+ * requester probes: it sends that packet again, asking, and counts no
+ * retry (vroce_req_rewind_tail(), vroce_comp_timer()).
  *
  * The ACK timeout (4.096 us << timeout) runs while anything is
  * unacknowledged: an ACK moves its end (req.ack_due), and the hrtimer
@@ -171,6 +171,28 @@ void vroce_req_shrink_window(struct vroce_qp *qp)
 	qp->req.window = max(qp->req.window / 2, (u32)VROCE_REQ_WINDOW_MIN);
 }
 
+/* Resend from @psn, a PSN of the WQE in @slot. */
+static void vroce_req_resume(struct vroce_qp *qp, u32 slot, u32 psn)
+{
+	struct vroce_req *req = &qp->req;
+	struct vroce_swqe *sw = &req->wqes[slot];
+	u32 pkts = (psn - sw->first_psn) & VROCE_PSN_MASK;
+
+	vroce_sge_cursor_done(&req->cur);
+	req->idx = slot;
+	req->started = true;
+	req->psn = psn;
+	req->offset = pkts * vroce_qp_mtu(qp);
+	req->since_ackreq = 0;
+	if (vroce_req_gathers(sw)) {
+		vroce_req_cursor_init(qp, slot);
+		if (req->offset &&
+		    vroce_sge_copy(&req->cur, NULL, req->offset,
+				   VROCE_COPY_FROM_MR))
+			req->offset = 0;	/* the send will fail again */
+	}
+}
+
 /**
  * vroce_req_rewind - go back to the oldest unacknowledged PSN
  * @qp: the QP
@@ -183,33 +205,44 @@ void vroce_req_rewind(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
 	u32 head = qp->sq.queue.cons;
-	struct vroce_swqe *sw;
-	u32 pkts;
 
-	vroce_sge_cursor_done(&req->cur);
 	if (head == req->next_new) {
 		/* Everything was acknowledged: carry on with new WQEs. */
+		vroce_sge_cursor_done(&req->cur);
 		req->idx = head;
 		req->started = false;
 		req->offset = 0;
 		req->psn = req->una;
 		return;
 	}
-	sw = &req->wqes[head];
-	pkts = req->una - sw->first_psn;
-	pkts &= VROCE_PSN_MASK;
-	req->idx = head;
-	req->started = true;
-	req->psn = req->una;
-	req->offset = pkts * vroce_qp_mtu(qp);
-	req->since_ackreq = 0;
-	if (vroce_req_gathers(sw)) {
-		vroce_req_cursor_init(qp, head);
-		if (req->offset &&
-		    vroce_sge_copy(&req->cur, NULL, req->offset,
-				   VROCE_COPY_FROM_MR))
-			req->offset = 0;	/* the send will fail again */
+	vroce_req_resume(qp, head, req->una);
+}
+
+/**
+ * vroce_req_rewind_tail - go back to the newest packet only (the probe)
+ * @qp: the QP, with something unacknowledged
+ *
+ * Sent again, the packet of PSN max_psn - 1 asks for an ACK (it catches
+ * up with max_psn); the responder, which has it already, acknowledges
+ * everything up to it, or NAKs the first PSN it misses.
+ */
+void vroce_req_rewind_tail(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	u32 last = vroce_psn_add(req->max_psn, VROCE_PSN_MASK);
+	struct vroce_swqe *sw;
+	u32 slot;
+
+	for (slot = qp->sq.queue.cons; slot != req->next_new;
+	     slot = vroce_sq_next(qp, slot)) {
+		sw = &req->wqes[slot];
+		if (!sw->done && vroce_psn_cmp(last, sw->first_psn) >= 0 &&
+		    vroce_psn_cmp(last, sw->last_psn) <= 0) {
+			vroce_req_resume(qp, slot, last);
+			return;
+		}
 	}
+	vroce_req_rewind(qp);
 }
 
 /* May the WQE start now? Fences and the READ/atomic limit. */

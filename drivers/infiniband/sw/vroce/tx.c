@@ -21,7 +21,8 @@
  * zero page; only the receive path of this device ever sees such a frame.
  *
  * IPv4 gets DF, TOS = traffic class, TTL = hop limit, an IP ID from
- * __ip_select_ident() and a UDP checksum of 0 (allowed for IPv4 and sent by
+ * __ip_select_ident() (0 in a loopback frame, which no wire or other host
+ * sees) and a UDP checksum of 0 (allowed for IPv4 and sent by
  * rdma_rxe and hardware). IPv6 gets traffic class, flow label and hop limit
  * and a computed UDP checksum: RFC 8200 forbids a zero UDP checksum over
  * IPv6 outside of tunnels that opted in, and receivers (Linux included)
@@ -149,7 +150,11 @@ static void vroce_tx_ipv4(void *p, struct net_device *ndev,
 	iph->protocol = IPPROTO_UDP;
 	memcpy(&iph->saddr, pi->sgid_attr->gid.raw + 12, sizeof(iph->saddr));
 	memcpy(&iph->daddr, pi->dgid.raw + 12, sizeof(iph->daddr));
-	__ip_select_ident(dev_net(ndev), iph, 1);
+	/* DF: any ID will do (RFC 6864); only a wire frame pays for one. */
+	if (lo->loopback)
+		iph->id = 0;
+	else
+		__ip_select_ident(dev_net(ndev), iph, 1);
 	ip_send_check(iph);
 }
 

@@ -44,8 +44,7 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
 /*
  * How long the last packet of an unsignaled SEND or WRITE, sent without
  * AckReq, may stay unacknowledged once nothing follows it: then the
- * requester resends from the oldest unacknowledged PSN, the last packet
- * asking (a probe, not a retry).
+ * requester sends it again, asking (a probe, not a retry).
  */
 #define VROCE_REQ_PROBE_NS	(500 * NSEC_PER_USEC)
 /* Received packets a QP queues before its task runs; then drops. */
@@ -293,6 +292,7 @@ void vroce_req_timer_update(struct vroce_qp *qp);
 void vroce_req_timer_arm(struct vroce_qp *qp);
 void vroce_req_progress(struct vroce_qp *qp, u32 una);
 void vroce_req_rewind(struct vroce_qp *qp);
+void vroce_req_rewind_tail(struct vroce_qp *qp);
 void vroce_req_check_drained(struct vroce_qp *qp);
 void vroce_req_shrink_window(struct vroce_qp *qp);
 
