@@ -497,6 +497,8 @@ void vroce_comp_timer(struct vroce_qp *qp)
 	bool waiting = req->una != req->psn && vroce_comp_outstanding(qp);
 	u64 now = ktime_get_ns();
 
+	lockdep_assert_held(&qp->task_mutex);
+
 	if (req->rnr_wait) {
 		if (now < req->ack_due)
 			goto rearm;

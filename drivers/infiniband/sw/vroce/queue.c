@@ -153,9 +153,7 @@ void vroce_queue_sync(struct vroce_queue *q)
 {
 	switch (q->type) {
 	case VROCE_QUEUE_FROM_USER:
-		/* Pairs with the provider's release of producer_index. */
-		q->prod = smp_load_acquire(&q->buf->producer_index) &
-			  q->index_mask;
+		q->prod = vroce_queue_published_prod(q);
 		break;
 	case VROCE_QUEUE_TO_USER:
 		/* Pairs with the provider's release of consumer_index. */

@@ -98,6 +98,8 @@ void vroce_req_timer_update(struct vroce_qp *qp)
 	struct hrtimer *timer = &req->timer;
 	u64 due = req->ack_due;
 
+	lockdep_assert_held(&qp->task_mutex);
+
 	if (req->probe_due && (!due || req->probe_due < due))
 		due = req->probe_due;
 	WRITE_ONCE(req->due, due);

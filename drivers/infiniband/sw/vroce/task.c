@@ -40,7 +40,11 @@
  * destroy_qp's wait for the QP's references waits for the task too;
  * vroce_qp.dying keeps a dying QP's task from doing work or requeueing.
  * The timer kicks the task only through refcount_inc_not_zero(); destroy
- * cancels it once no reference is left (vroce_xport_qp_stop()).
+ * cancels it once no reference is left (vroce_xport_qp_stop()). Without a
+ * reference, the timer's function touches only the hrtimer and req.due
+ * (when it re-arms itself for an end that moved later): hrtimer_cancel()
+ * waits for a running callback and removes what it re-armed, so the QP
+ * outlives both.
  */
 
 #include <linux/etherdevice.h>

@@ -630,16 +630,6 @@ TEST_F(q, bad_wqe_fails_qp)
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
 
-static int wait_async(struct ibv_context *ctx, struct ibv_async_event *ev)
-{
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-
-	/* A hang guard, not a timing assertion: the event is already queued. */
-	if (poll(&pfd, 1, 10000) != 1)
-		return -1;
-	return ibv_get_async_event(ctx, ev);
-}
-
 /* A full CQ raises IBV_EVENT_CQ_ERR; the completions that fit are kept. */
 TEST_F(q, cq_overflow_event)
 {
@@ -663,7 +653,7 @@ TEST_F(q, cq_overflow_event)
 	for (i = 0; i < cq->cqe + 3; i++)
 		ASSERT_EQ(0, post_recv(qp, i));
 	ASSERT_EQ(0, modify(self, qp, IBV_QPS_INIT, IBV_QPS_ERR, 0));
-	ASSERT_EQ(0, wait_async(self->ctx, &ev));
+	ASSERT_EQ(0, vroce_wait_async(self->ctx, &ev, 10));
 	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.event_type);
 	EXPECT_EQ(cq, ev.element.cq);
 	ibv_ack_async_event(&ev);
@@ -815,7 +805,7 @@ TEST_F(q, sqd_drained_event)
 	ASSERT_EQ(0, drive(self, qp, IBV_QPT_RC, IBV_QPS_RTS));
 	ASSERT_EQ(0, modify(self, qp, IBV_QPS_RTS, IBV_QPS_SQD,
 			    IBV_QP_EN_SQD_ASYNC_NOTIFY));
-	ASSERT_EQ(0, wait_async(self->ctx, &ev));
+	ASSERT_EQ(0, vroce_wait_async(self->ctx, &ev, 10));
 	EXPECT_EQ(IBV_EVENT_SQ_DRAINED, ev.event_type);
 	EXPECT_EQ(qp, ev.element.qp);
 	ibv_ack_async_event(&ev);
@@ -925,7 +915,7 @@ TEST_F(q, srq_qp_last_wqe)
 	EXPECT_EQ(EBUSY, ibv_destroy_srq(srq));
 	ASSERT_EQ(0, drive(self, qp, IBV_QPT_RC, IBV_QPS_RTS));
 	ASSERT_EQ(0, modify(self, qp, IBV_QPS_RTS, IBV_QPS_ERR, 0));
-	ASSERT_EQ(0, wait_async(self->ctx, &ev));
+	ASSERT_EQ(0, vroce_wait_async(self->ctx, &ev, 10));
 	EXPECT_EQ(IBV_EVENT_QP_LAST_WQE_REACHED, ev.event_type);
 	EXPECT_EQ(qp, ev.element.qp);
 	ibv_ack_async_event(&ev);

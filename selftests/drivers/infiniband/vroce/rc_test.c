@@ -1396,30 +1396,6 @@ TEST_F_TIMEOUT(rc, unsignaled_idle_no_retry, TEST_TIMEOUT_S)
 	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
 }
 
-/* @len bytes at @p are the start of the stream of @seed. */
-static int arrived(const uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pattern(seed, i))
-			return 0;
-	return 1;
-}
-
-/* 0 with the next async event of @ctx in @ev, -1 after POLL_TIMEOUT_S. */
-static int wait_async(struct ibv_context *ctx, struct ibv_async_event *ev)
-{
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-	int fl = fcntl(ctx->async_fd, F_GETFL);
-
-	if (fl < 0 || fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK))
-		return -1;
-	if (poll(&pfd, 1, POLL_TIMEOUT_S * 1000) != 1)
-		return -1;
-	return ibv_get_async_event(ctx, ev);
-}
-
 /*
  * No ACK timeout (timeout 0) and only unsignaled WRITEs: no retry timer
  * will ever ask for their ACK. A drain to SQD still ends
@@ -1450,12 +1426,13 @@ TEST_F_TIMEOUT(rc, unsignaled_then_sqd, TEST_TIMEOUT_S)
 	/* Sent: the last WRITE's data is there. */
 	g = (struct seg){ (n - 1) * stride, len };
 	end = now_s() + POLL_TIMEOUT_S;
-	while (!arrived(self->b.buf + g.off, len, 800 + n - 1) && now_s() < end)
+	while (vroce_mismatch(self->b.buf + g.off, len, 800 + n - 1,
+			      pattern) >= 0 && now_s() < end)
 		usleep(1000);
 	ASSERT_EQ(0, ibv_modify_qp(self->a.qp, &attr, IBV_QP_STATE |
 				   IBV_QP_EN_SQD_ASYNC_NOTIFY))
 		TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, wait_async(self->a.ctx, &ev))
+	ASSERT_EQ(0, vroce_wait_async(self->a.ctx, &ev, POLL_TIMEOUT_S))
 		TH_LOG("no SQ_DRAINED event within %d s", POLL_TIMEOUT_S);
 	EXPECT_EQ(IBV_EVENT_SQ_DRAINED, ev.event_type);
 	EXPECT_EQ(self->a.qp, ev.element.qp);

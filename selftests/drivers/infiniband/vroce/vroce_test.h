@@ -5,6 +5,7 @@
 #ifndef _VROCE_TEST_H
 #define _VROCE_TEST_H
 
+#include <poll.h>
 #include <stdint.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -75,6 +76,20 @@ static inline long vroce_mismatch(const uint8_t *p, uint32_t len,
 		if (p[i] != pat(seed, i))
 			return i;
 	return -1;
+}
+
+/*
+ * 0 with the next async event of @ctx in @ev, -1 if none came within
+ * @timeout_s seconds (a hang guard, not a timing assertion).
+ */
+static inline int vroce_wait_async(struct ibv_context *ctx,
+				   struct ibv_async_event *ev, int timeout_s)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, timeout_s * 1000) != 1)
+		return -1;
+	return ibv_get_async_event(ctx, ev);
 }
 
 #endif /* _VROCE_TEST_H */
