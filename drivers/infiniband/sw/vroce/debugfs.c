@@ -175,6 +175,10 @@ static int vroce_xt_parse(char *line, struct vroce_xt_req *req)
 	return 0;
 }
 
+/*
+ * Byte i of the payload is i & 0xff; pieces (tx.c) are whole pages, so each
+ * piece starts the pattern over where it would have been anyway.
+ */
 static int vroce_xt_fill(void *ctx, void *dst, u32 len)
 {
 	u8 *p = dst;

@@ -410,32 +410,36 @@ static void vroce_req_ext(struct vroce_qp *qp, const struct vroce_swqe *sw,
 	ext->atmeth.compare = cpu_to_be64(cmp ? wr->wr.atomic.compare_add : 0);
 }
 
+/* @done: payload bytes of the packet taken so far (req.cur moved past) */
 struct vroce_req_fill_ctx {
 	struct vroce_qp *qp;
 	const struct vroce_swqe *sw;
-	bool filled;
+	u32 done;
 	int err;
 };
 
+/* The next @len bytes of the packet's payload; tx.c may ask piece by piece. */
 static int vroce_req_fill(void *arg, void *dst, u32 len)
 {
 	struct vroce_req_fill_ctx *ctx = arg;
 	struct vroce_qp *qp = ctx->qp;
+	u32 off = qp->req.offset + ctx->done;
 
-	ctx->filled = true;
 	if (ctx->sw->wr.opcode == VROCE_WR_ATOMIC_WRITE) {
-		memcpy(dst, &ctx->sw->atomic_wr, len);
-		return 0;
-	}
-	if (vroce_req_inline(ctx->sw)) {
+		memcpy(dst, (const u8 *)&ctx->sw->atomic_wr + off, len);
+	} else if (vroce_req_inline(ctx->sw)) {
 		struct rxe_send_wqe *wqe =
 			vroce_queue_elem(&qp->sq.queue, qp->req.idx);
 
-		memcpy(dst, wqe->dma.inline_data + qp->req.offset, len);
-		return 0;
+		memcpy(dst, wqe->dma.inline_data + off, len);
+	} else {
+		ctx->err = vroce_sge_copy(&qp->req.cur, dst, len,
+					  VROCE_COPY_FROM_MR);
+		if (ctx->err)
+			return ctx->err;
 	}
-	ctx->err = vroce_sge_copy(&qp->req.cur, dst, len, VROCE_COPY_FROM_MR);
-	return ctx->err;
+	ctx->done += len;
+	return 0;
 }
 
 /*
@@ -454,8 +458,9 @@ static int vroce_req_frags(void *arg, struct sk_buff *skb, u32 len)
 			      vroce_tx_add_frag, skb);
 	if (err == -EAGAIN)
 		return err;
-	ctx->filled = true;
 	ctx->err = err;
+	if (!err)
+		ctx->done = len;
 	return err;
 }
 
@@ -604,9 +609,13 @@ static void vroce_req_send(struct vroce_qp *qp)
 				   vroce_req_fill_status(ctx.err));
 		return;
 	}
-	/* Anything else is a lost packet: retransmission recovers it. */
-	if (err && len && !ctx.filled && vroce_req_gathers(sw))
-		vroce_sge_copy(&req->cur, NULL, len, VROCE_COPY_FROM_MR);
+	/*
+	 * Anything else is a lost packet: retransmission recovers it. The SGE
+	 * cursor still moves past the bytes the packet did not take.
+	 */
+	if (err && ctx.done < len && vroce_req_gathers(sw))
+		vroce_sge_copy(&req->cur, NULL, len - ctx.done,
+			       VROCE_COPY_FROM_MR);
 
 	if (vroce_psn_cmp(req->psn, req->max_psn) < 0)
 		vroce_counter_inc(&vdev->counters, VROCE_CNT_RETRANS_PKTS);

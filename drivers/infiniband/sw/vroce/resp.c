@@ -792,11 +792,21 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 	consume_skb(skb);	/* handled, even if ignored: not a drop */
 }
 
+/* Where the next bytes of a READ response come from. */
+struct vroce_read_src {
+	struct vroce_mr *mr;
+	u64 va;
+};
+
+/* The next @len bytes of the response; tx.c may ask piece by piece. */
 static int vroce_resp_read_fill(void *arg, void *dst, u32 len)
 {
-	struct vroce_read_job *rd = arg;
+	struct vroce_read_src *src = arg;
+	int err;
 
-	return vroce_mr_copy(rd->mr, rd->va, dst, len, VROCE_COPY_FROM_MR);
+	err = vroce_mr_copy(src->mr, src->va, dst, len, VROCE_COPY_FROM_MR);
+	src->va += len;
+	return err;
 }
 
 /*
@@ -807,9 +817,9 @@ static int vroce_resp_read_fill(void *arg, void *dst, u32 len)
  */
 static int vroce_resp_read_frags(void *arg, struct sk_buff *skb, u32 len)
 {
-	struct vroce_read_job *rd = arg;
+	struct vroce_read_src *src = arg;
 
-	return vroce_mr_pages(rd->mr, rd->va, len, VROCE_TX_FRAGS_MAX,
+	return vroce_mr_pages(src->mr, src->va, len, VROCE_TX_FRAGS_MAX,
 			      vroce_tx_add_frag, skb);
 }
 
@@ -820,6 +830,7 @@ static void vroce_resp_read_step(struct vroce_qp *qp)
 	u32 mtu = vroce_resp_mtu(qp);
 	u32 len = vroce_loop_pkt_len(qp, rd->resid, mtu, rd->first, 0);
 	bool last = len == rd->resid;
+	struct vroce_read_src src = { .mr = rd->mr, .va = rd->va };
 	struct vroce_pkt_info pi;
 	u8 opcode;
 
@@ -837,7 +848,7 @@ static void vroce_resp_read_step(struct vroce_qp *qp)
 		pi.fill = vroce_resp_read_fill;
 		if (len >= VROCE_TX_FRAGS_MIN)
 			pi.frags = vroce_resp_read_frags;
-		pi.fill_ctx = rd;
+		pi.fill_ctx = &src;
 	}
 	vroce_tx(to_vdev(qp->ibqp.device), &pi, GFP_KERNEL);
 

@@ -654,6 +654,10 @@ u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
 {
 	u32 max = VROCE_LOOP_PAYLOAD / mtu;
 
+	/* The payload at any page offset, as page fragments (tx.c). */
+	BUILD_BUG_ON(DIV_ROUND_UP(VROCE_LOOP_PAYLOAD, PAGE_SIZE) + 1 >
+		     VROCE_TX_FRAGS_MAX);
+
 	if (first || left <= 2 * mtu || max < 2 ||
 	    !vroce_tx_is_loopback(qp->av.sgid_attr, qp->av.ah.roce.dmac))
 		return min(left, mtu);

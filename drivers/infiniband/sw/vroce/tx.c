@@ -18,7 +18,9 @@
  * The frame is linear, its payload written by @pi->fill, except that a
  * loopback frame may take its payload as page fragments (@pi->frags: an
  * RC requester's pinned user pages, see req.c), with pad and ICRC from a
- * zero page; only the receive path of this device ever sees such a frame.
+ * zero page, and that a loopback frame of more than a page that is copied
+ * gets its payload in order-0 pages; only the receive path of this device
+ * ever sees such frames.
  *
  * IPv4 gets DF, TOS = traffic class, TTL = hop limit, an IP ID from
  * __ip_select_ident() (0 in a loopback frame, which no wire or other host
@@ -406,6 +408,55 @@ static struct sk_buff *vroce_tx_skb_frags(struct net_device *ndev,
 	return skb;
 }
 
+/*
+ * A loopback frame of more than a page of payload that @pi->fill copies:
+ * the headers in the linear area, the payload in order-0 pages that
+ * @pi->fill writes one after the other, pad and ICRC from the zero page.
+ * No frame needs a high-order allocation, whatever VROCE_LOOP_PAYLOAD is.
+ */
+static struct sk_buff *vroce_tx_skb_pages(struct net_device *ndev,
+					  const struct vroce_pkt_info *pi,
+					  const struct vroce_tx_layout *lo,
+					  gfp_t gfp)
+{
+	unsigned int hdrs = vroce_tx_hdrs_len(pi, lo);
+	u32 left = pi->paylen, len;
+	struct sk_buff *skb;
+	struct page *page;
+	void *va;
+	int err;
+
+	if (DIV_ROUND_UP(left, PAGE_SIZE) + 1 > MAX_SKB_FRAGS)
+		return ERR_PTR(-EMSGSIZE);
+	skb = vroce_tx_alloc(ndev, lo, hdrs, gfp);
+	if (!skb)
+		return ERR_PTR(-ENOMEM);
+	vroce_tx_headers(skb_put(skb, hdrs), ndev, pi, lo);
+	for (; left; left -= len) {
+		len = min_t(u32, left, PAGE_SIZE);
+		page = alloc_page(gfp);
+		if (!page) {
+			err = -ENOMEM;
+			goto err;
+		}
+		va = kmap_local_page(page);
+		err = pi->fill(pi->fill_ctx, va, len);
+		kunmap_local(va);
+		/* The frame owns the page: no get_page(), as with the zero page. */
+		vroce_tx_add_frag(skb, page, 0, len);
+		put_page(page);
+		if (err)
+			goto err;
+	}
+	vroce_tx_add_frag(skb, vroce_tx_zero_page, 0,
+			  lo->pad + VROCE_ICRC_BYTES);
+	return skb;
+
+err:
+	kfree_skb(skb);
+	return ERR_PTR(err);
+}
+
 /* The whole frame in the linear area, the payload written by @pi->fill. */
 static struct sk_buff *vroce_tx_skb_linear(struct net_device *ndev,
 					   const struct vroce_pkt_info *pi,
@@ -441,6 +492,8 @@ static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 
 	if (lo->loopback && pi->frags && pi->paylen)
 		skb = vroce_tx_skb_frags(ndev, pi, lo, gfp);
+	if (skb == ERR_PTR(-EAGAIN) && lo->loopback && pi->paylen > PAGE_SIZE)
+		skb = vroce_tx_skb_pages(ndev, pi, lo, gfp);
 	if (skb == ERR_PTR(-EAGAIN))
 		skb = vroce_tx_skb_linear(ndev, pi, lo, gfp);
 	if (IS_ERR(skb))

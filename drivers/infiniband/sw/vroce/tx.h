@@ -49,7 +49,10 @@ struct vroce_ext_hdrs {
  * @psn: BTH PSN
  * @ext: extension header values
  * @paylen: payload bytes, without pad
- * @fill: writes @paylen payload bytes to @dst; returns 0 or a negative errno
+ * @fill: writes the next @len payload bytes to @dst; returns 0 or a negative
+ *        errno. Called once for all @paylen bytes, or for a loopback frame
+ *        of more than a page, once per page, the pieces in order
+ *        (tx.c). After an error, nothing more is asked of it.
  * @frags: optional, for a frame that loops back: attaches the @paylen
  *         payload bytes to @skb as page fragments (one reference each)
  *         instead of @fill copying them; returns 0, -EAGAIN to have @fill

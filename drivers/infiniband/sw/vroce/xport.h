@@ -55,10 +55,14 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
  * Internal loopback (a destination on the sending device, tx.c): a run of
  * MIDDLE packets of one message goes out as one frame carrying up to this
  * much payload, whole path MTUs, which the responder executes as that many
- * PSNs. The frame never reaches a wire, so nothing but memory bounds it:
- * 12 KiB and the headers fit a 16 KiB allocation.
+ * PSNs. The frame never reaches a wire; what bounds it is the skb's page
+ * fragments, which hold its payload (the sender's pages, or order-0 pages
+ * it was copied to): 60 KiB at any page offset takes 16 fragments with
+ * 4 KiB pages, and pad and ICRC take the 17th (MAX_SKB_FRAGS is at least
+ * 17). Per frame costs (an skb, headers, a receive step) dominated at
+ * 12 KiB frames.
  */
-#define VROCE_LOOP_PAYLOAD	(12 * 1024)
+#define VROCE_LOOP_PAYLOAD	(60 * 1024)
 
 /**
  * struct vroce_swqe - the transport's copy of a send WQE being executed
