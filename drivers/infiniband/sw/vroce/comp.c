@@ -356,8 +356,8 @@ static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 		return;
 	}
 	/*
-	 * Every response but the last is full (a loopback MIDDLE frame: @segs
-	 * full ones); the total is the length.
+	 * Every response but the last is full (a loopback FIRST or MIDDLE
+	 * frame: @segs full ones); the total is the length.
 	 */
 	if ((!last && paylen != segs * mtu) || done + paylen > sw->length ||
 	    (last && done + paylen != sw->length)) {

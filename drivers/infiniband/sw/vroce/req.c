@@ -13,9 +13,9 @@
  *
  * Each packet carries up to the path MTU; a message takes consecutive
  * PSNs (a READ request takes as many as it has response packets). To a QP
- * of this device (internal loopback), a run of MIDDLE packets goes out as
- * one frame of up to VROCE_LOOP_PAYLOAD bytes and takes one PSN per path
- * MTU (vroce_req_segs()). The requester keeps at most VROCE_REQ_WINDOW
+ * of this device (internal loopback), a run of packets of one message goes
+ * out as one FIRST, MIDDLE or LAST frame of up to VROCE_LOOP_PAYLOAD bytes
+ * and takes one PSN per path MTU (vroce_req_segs()). The requester keeps at most VROCE_REQ_WINDOW
  * PSNs unacknowledged, at most max_rd_atomic READ/atomic WQEs outstanding,
  * and waits for them before a fenced WQE.
  *
@@ -509,10 +509,9 @@ static void vroce_req_uc_done(struct vroce_qp *qp, struct vroce_swqe *sw)
 
 /*
  * The PSNs the next packet of the WQE at req.idx takes: one, or to a QP of
- * this device, for MIDDLE packets, as many whole path MTUs as fit in
- * VROCE_LOOP_PAYLOAD, the last packet of the message left out. Runs end
- * at multiples of VROCE_LOOP_PAYLOAD / MTU packets into the message, so a
- * retransmission cuts it where the first transmission did.
+ * this device, one per path MTU of the frame vroce_loop_pkt_len() cuts.
+ * Runs end at multiples of VROCE_LOOP_PAYLOAD / MTU packets into the
+ * message, so a retransmission cuts it where the first transmission did.
  */
 static u32 vroce_req_segs(struct vroce_qp *qp, const struct vroce_swqe *sw)
 {
@@ -521,7 +520,7 @@ static u32 vroce_req_segs(struct vroce_qp *qp, const struct vroce_swqe *sw)
 	if (vroce_wr_rd_atomic(sw->wr.opcode))
 		return 1;
 	len = vroce_loop_pkt_len(qp, sw->length - off, mtu, !off, off / mtu);
-	return len > mtu ? len / mtu : 1;
+	return DIV_ROUND_UP(len, mtu) ?: 1;
 }
 
 /*

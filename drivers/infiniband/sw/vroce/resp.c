@@ -21,10 +21,10 @@
  * with the MR's memory as a 64-bit atomic; the original value is kept in
  * a record (max_dest_rd_atomic of them, round robin) for duplicates.
  *
- * A MIDDLE packet this device sent to itself (internal loopback, req.c)
- * may carry several path MTUs: it is executed as that many packets, one
- * PSN each (vroce_pkt_segs()); so may READ responses this device sends to
- * itself (vroce_loop_pkt_len()).
+ * A FIRST, MIDDLE or LAST packet this device sent to itself (internal
+ * loopback, req.c) may carry several path MTUs: it is executed as that
+ * many packets, one PSN each (vroce_pkt_segs()); so may READ responses
+ * this device sends to itself (vroce_loop_pkt_len()).
  *
  * ACKs are coalesced: a packet with AckReq makes an ACK pending, and the
  * ACK goes out once the queued packets are handled, or before any other
@@ -250,8 +250,9 @@ static bool vroce_resp_last(const struct vroce_opcode_info *op)
 }
 
 /*
- * Payload length rules: FIRST and MIDDLE carry exactly the path MTU (@segs
- * of them, see vroce_pkt_segs()).
+ * Payload length rules: FIRST and MIDDLE carry exactly the path MTU, LAST
+ * and ONLY at most that (@segs of them, see vroce_pkt_segs(); a loopback
+ * LAST frame of several carries more than @segs - 1 by construction).
  */
 static bool vroce_resp_len_ok(struct vroce_qp *qp,
 			      const struct vroce_opcode_info *op, u32 paylen,
@@ -261,7 +262,7 @@ static bool vroce_resp_len_ok(struct vroce_qp *qp,
 
 	if (op->flags & (VROCE_OP_FIRST | VROCE_OP_MIDDLE))
 		return paylen == segs * mtu;
-	return paylen <= mtu;
+	return paylen <= segs * mtu;
 }
 
 static int vroce_resp_send_piece(void *arg, void *src, u32 len)
@@ -854,7 +855,7 @@ static void vroce_resp_read_step(struct vroce_qp *qp)
 
 	rd->va += len;
 	rd->resid -= len;
-	rd->psn = vroce_psn_add(rd->psn, len > mtu ? len / mtu : 1);
+	rd->psn = vroce_psn_add(rd->psn, DIV_ROUND_UP(len, mtu) ?: 1);
 	rd->first = false;
 	if (last) {
 		rd->active = false;

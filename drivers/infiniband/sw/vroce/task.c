@@ -618,10 +618,13 @@ void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr)
  * @skb: the frame
  * @mtu: the QP's path MTU in bytes
  *
- * Return: 1, or for a MIDDLE frame of internal loopback that carries
- * several whole MTUs (at most VROCE_LOOP_PAYLOAD; req.c and resp.c send
- * them), one per MTU. A frame from a wire always stands for one packet,
- * whose length the caller checks against one MTU.
+ * Return: 1, or for a FIRST, MIDDLE or LAST frame of internal loopback
+ * that carries more than one MTU (at most VROCE_LOOP_PAYLOAD; req.c and
+ * resp.c send them), one per MTU begun: FIRST and MIDDLE frames carry
+ * whole MTUs, a LAST frame's last MTU may be short. A frame from a wire
+ * always stands for one packet, whose length the caller checks against one
+ * MTU; so does a loopback FIRST or MIDDLE frame of a length that is not
+ * whole MTUs.
  */
 u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu)
 {
@@ -629,11 +632,13 @@ u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu)
 	const struct vroce_opcode_info *op =
 		vroce_opcode(vroce_rx_bth(skb)->opcode);
 
-	if (!cb->loopback || !(op->flags & VROCE_OP_MIDDLE) ||
-	    cb->paylen <= mtu || cb->paylen > VROCE_LOOP_PAYLOAD ||
-	    cb->paylen % mtu)
+	if (!cb->loopback ||
+	    !(op->flags & (VROCE_OP_FIRST | VROCE_OP_MIDDLE | VROCE_OP_LAST)) ||
+	    cb->paylen <= mtu || cb->paylen > VROCE_LOOP_PAYLOAD)
 		return 1;
-	return cb->paylen / mtu;
+	if (op->flags & VROCE_OP_LAST)
+		return DIV_ROUND_UP(cb->paylen, mtu);
+	return cb->paylen % mtu ? 1 : cb->paylen / mtu;
 }
 
 /**
@@ -645,23 +650,28 @@ u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu)
  * @in_run: packets already sent since the last run boundary
  *
  * Return: up to @mtu bytes, or when the peer is on this device (internal
- * loopback) and the frame is a MIDDLE one, as many whole MTUs as fit in
- * VROCE_LOOP_PAYLOAD after @in_run of them, the message's last packet left
- * out.
+ * loopback) and the message has more than one MTU left, as many MTUs as fit
+ * in VROCE_LOOP_PAYLOAD after @in_run of them (whole ones, but for the
+ * message's last): a FIRST frame leaves out the last packet at least, so a
+ * message is never one frame of several MTUs (an ONLY packet is one MTU at
+ * most).
  */
 u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
 		       u32 in_run)
 {
-	u32 max = VROCE_LOOP_PAYLOAD / mtu;
+	u32 max = VROCE_LOOP_PAYLOAD / mtu, pkts = DIV_ROUND_UP(left, mtu), n;
 
 	/* The payload at any page offset, as page fragments (tx.c). */
 	BUILD_BUG_ON(DIV_ROUND_UP(VROCE_LOOP_PAYLOAD, PAGE_SIZE) + 1 >
 		     VROCE_TX_FRAGS_MAX);
 
-	if (first || left <= 2 * mtu || max < 2 ||
+	if (left <= mtu || max < 2 ||
 	    !vroce_tx_is_loopback(qp->av.sgid_attr, qp->av.ah.roce.dmac))
 		return min(left, mtu);
-	return min((left - 1) / mtu, max - in_run % max) * mtu;
+	n = min(pkts, max - in_run % max);
+	if (first && n == pkts)
+		n--;
+	return min(left, n * mtu);
 }
 
 void *vroce_pkt_payload(struct sk_buff *skb)

@@ -53,14 +53,15 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
 #define VROCE_TASK_AGAIN	0
 /*
  * Internal loopback (a destination on the sending device, tx.c): a run of
- * MIDDLE packets of one message goes out as one frame carrying up to this
- * much payload, whole path MTUs, which the responder executes as that many
- * PSNs. The frame never reaches a wire; what bounds it is the skb's page
- * fragments, which hold its payload (the sender's pages, or order-0 pages
- * it was copied to): 60 KiB at any page offset takes 16 fragments with
- * 4 KiB pages, and pad and ICRC take the 17th (MAX_SKB_FRAGS is at least
- * 17). Per frame costs (an skb, headers, a receive step) dominated at
- * 12 KiB frames.
+ * packets of one message goes out as one FIRST, MIDDLE or LAST frame
+ * carrying up to this much payload, whole path MTUs (a LAST frame's last
+ * may be short), which the responder executes as that many PSNs. The
+ * frame never reaches a wire; what bounds it is the skb's page fragments,
+ * which hold its payload (the sender's pages, or order-0 pages it was
+ * copied to): 60 KiB at any page offset takes 16 fragments with 4 KiB
+ * pages, and pad and ICRC take the 17th (MAX_SKB_FRAGS is at least 17).
+ * Per frame costs (an skb, headers, a receive step) dominated at 12 KiB
+ * frames.
  */
 #define VROCE_LOOP_PAYLOAD	(60 * 1024)
 
@@ -238,7 +239,8 @@ struct vroce_resp {
  * @net_type: enum vroce_net_type
  * @ce: RoCEv2 with CE in the IP ECN field (congestion experienced)
  * @loopback: sent by this device to itself (vroce_rx_loopback()): a
- *	MIDDLE packet may carry several path MTUs (VROCE_LOOP_PAYLOAD)
+ *	FIRST, MIDDLE or LAST packet may carry several path MTUs
+ *	(VROCE_LOOP_PAYLOAD)
  * @vlan_id: the VLAN ID of the VLAN netdev it arrived on, or
  *	VROCE_RX_NO_VLAN (a UD completion's vlan_id, for kernel consumers)
  */
