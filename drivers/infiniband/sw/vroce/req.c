@@ -15,9 +15,9 @@
  * PSNs (a READ request takes as many as it has response packets). To a QP
  * of this device (internal loopback), a run of packets of one message goes
  * out as one FIRST, MIDDLE or LAST frame of up to VROCE_LOOP_PAYLOAD bytes
- * and takes one PSN per path MTU (vroce_req_segs()). The requester keeps at most VROCE_REQ_WINDOW
- * PSNs unacknowledged, at most max_rd_atomic READ/atomic WQEs outstanding,
- * and waits for them before a fenced WQE.
+ * and takes one PSN per path MTU (vroce_req_segs()). The requester keeps
+ * at most VROCE_REQ_WINDOW PSNs unacknowledged, at most max_rd_atomic
+ * READ/atomic WQEs outstanding, and waits for them before a fenced WQE.
  *
  * ACKs are batched: AckReq is set every VROCE_REQ_ACKREQ_EVERY PSNs (or
  * half a window, if the window is smaller) and on the last packet of a

@@ -442,7 +442,7 @@ static struct sk_buff *vroce_tx_skb_pages(struct net_device *ndev,
 		va = kmap_local_page(page);
 		err = pi->fill(pi->fill_ctx, va, len);
 		kunmap_local(va);
-		/* The frame owns the page: no get_page(), as with the zero page. */
+		/* The frame takes its reference; the allocation's goes. */
 		vroce_tx_add_frag(skb, page, 0, len);
 		put_page(page);
 		if (err)
