@@ -425,6 +425,7 @@ static int vroce_req_fill(void *arg, void *dst, u32 len)
 	struct vroce_qp *qp = ctx->qp;
 	u32 off = qp->req.offset + ctx->done;
 
+	lockdep_assert_held(&qp->task_mutex);	/* owns req.cur */
 	if (ctx->sw->wr.opcode == VROCE_WR_ATOMIC_WRITE) {
 		memcpy(dst, (const u8 *)&ctx->sw->atomic_wr + off, len);
 	} else if (vroce_req_inline(ctx->sw)) {

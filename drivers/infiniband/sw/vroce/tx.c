@@ -380,15 +380,16 @@ void vroce_tx_add_frag(void *arg, struct page *page, u32 off, u32 len)
 static struct page *vroce_tx_zero_page;
 
 /*
- * A loopback frame whose payload stays in the sender's pages (@pi->frags):
- * the headers in the linear area, the payload as page fragments, pad and
- * ICRC (zero, never read: vroce_rx_loopback()) from the zero page.
- * Returns ERR_PTR(-EAGAIN) if @pi->frags declined.
+ * A loopback frame whose payload is in page fragments: the headers in the
+ * linear area, the payload attached by @payload, pad and ICRC (zero, never
+ * read: vroce_rx_loopback()) from the zero page. Returns @payload's error
+ * as an ERR_PTR(), -EAGAIN included.
  */
-static struct sk_buff *vroce_tx_skb_frags(struct net_device *ndev,
-					  const struct vroce_pkt_info *pi,
-					  const struct vroce_tx_layout *lo,
-					  gfp_t gfp)
+static struct sk_buff *
+vroce_tx_skb_paged(struct net_device *ndev, const struct vroce_pkt_info *pi,
+		   const struct vroce_tx_layout *lo, gfp_t gfp,
+		   int (*payload)(const struct vroce_pkt_info *pi,
+				  struct sk_buff *skb, gfp_t gfp))
 {
 	unsigned int hdrs = vroce_tx_hdrs_len(pi, lo);
 	struct sk_buff *skb;
@@ -398,7 +399,7 @@ static struct sk_buff *vroce_tx_skb_frags(struct net_device *ndev,
 	if (!skb)
 		return ERR_PTR(-ENOMEM);
 	vroce_tx_headers(skb_put(skb, hdrs), ndev, pi, lo);
-	err = pi->frags(pi->fill_ctx, skb, pi->paylen);
+	err = payload(pi, skb, gfp);
 	if (err) {
 		kfree_skb(skb);
 		return ERR_PTR(err);
@@ -408,37 +409,33 @@ static struct sk_buff *vroce_tx_skb_frags(struct net_device *ndev,
 	return skb;
 }
 
-/*
- * A loopback frame of more than a page of payload that @pi->fill copies:
- * the headers in the linear area, the payload in order-0 pages that
- * @pi->fill writes one after the other, pad and ICRC from the zero page.
- * No frame needs a high-order allocation, whatever VROCE_LOOP_PAYLOAD is.
- */
-static struct sk_buff *vroce_tx_skb_pages(struct net_device *ndev,
-					  const struct vroce_pkt_info *pi,
-					  const struct vroce_tx_layout *lo,
-					  gfp_t gfp)
+/* The payload stays in the sender's pages (@pi->frags; -EAGAIN: declined). */
+static int vroce_tx_frags_payload(const struct vroce_pkt_info *pi,
+				  struct sk_buff *skb, gfp_t gfp)
 {
-	unsigned int hdrs = vroce_tx_hdrs_len(pi, lo);
+	return pi->frags(pi->fill_ctx, skb, pi->paylen);
+}
+
+/*
+ * More than a page of payload that @pi->fill copies: into order-0 pages
+ * that @pi->fill writes one after the other, so no frame needs a
+ * high-order allocation, whatever VROCE_LOOP_PAYLOAD is.
+ */
+static int vroce_tx_pages_payload(const struct vroce_pkt_info *pi,
+				  struct sk_buff *skb, gfp_t gfp)
+{
 	u32 left = pi->paylen, len;
-	struct sk_buff *skb;
 	struct page *page;
 	void *va;
 	int err;
 
 	if (DIV_ROUND_UP(left, PAGE_SIZE) + 1 > MAX_SKB_FRAGS)
-		return ERR_PTR(-EMSGSIZE);
-	skb = vroce_tx_alloc(ndev, lo, hdrs, gfp);
-	if (!skb)
-		return ERR_PTR(-ENOMEM);
-	vroce_tx_headers(skb_put(skb, hdrs), ndev, pi, lo);
+		return -EMSGSIZE;
 	for (; left; left -= len) {
 		len = min_t(u32, left, PAGE_SIZE);
 		page = alloc_page(gfp);
-		if (!page) {
-			err = -ENOMEM;
-			goto err;
-		}
+		if (!page)
+			return -ENOMEM;
 		va = kmap_local_page(page);
 		err = pi->fill(pi->fill_ctx, va, len);
 		kunmap_local(va);
@@ -446,15 +443,9 @@ static struct sk_buff *vroce_tx_skb_pages(struct net_device *ndev,
 		vroce_tx_add_frag(skb, page, 0, len);
 		put_page(page);
 		if (err)
-			goto err;
+			return err;
 	}
-	vroce_tx_add_frag(skb, vroce_tx_zero_page, 0,
-			  lo->pad + VROCE_ICRC_BYTES);
-	return skb;
-
-err:
-	kfree_skb(skb);
-	return ERR_PTR(err);
+	return 0;
 }
 
 /* The whole frame in the linear area, the payload written by @pi->fill. */
@@ -491,9 +482,11 @@ static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 		return ERR_PTR(-EMSGSIZE);
 
 	if (lo->loopback && pi->frags && pi->paylen)
-		skb = vroce_tx_skb_frags(ndev, pi, lo, gfp);
+		skb = vroce_tx_skb_paged(ndev, pi, lo, gfp,
+					 vroce_tx_frags_payload);
 	if (skb == ERR_PTR(-EAGAIN) && lo->loopback && pi->paylen > PAGE_SIZE)
-		skb = vroce_tx_skb_pages(ndev, pi, lo, gfp);
+		skb = vroce_tx_skb_paged(ndev, pi, lo, gfp,
+					 vroce_tx_pages_payload);
 	if (skb == ERR_PTR(-EAGAIN))
 		skb = vroce_tx_skb_linear(ndev, pi, lo, gfp);
 	if (IS_ERR(skb))
