@@ -52,12 +52,9 @@ static int __init vroce_init(void)
 		return -ENOTRECOVERABLE;
 
 	vroce_icrc_init();
-	err = vroce_tx_init();
-	if (err)
-		goto err_icrc;
 	err = vroce_task_init();
 	if (err)
-		goto err_tx;
+		goto err_icrc;
 	err = vroce_net_init();
 	if (err)
 		goto err_task;
@@ -79,8 +76,6 @@ err_rx:
 	vroce_net_exit();
 err_task:
 	vroce_task_exit();
-err_tx:
-	vroce_tx_exit();
 err_icrc:
 	vroce_icrc_exit();
 	return err;
@@ -95,7 +90,6 @@ static void __exit vroce_exit(void)
 	vroce_debugfs_exit();
 	vroce_net_exit();
 	vroce_task_exit();
-	vroce_tx_exit();
 	vroce_icrc_exit();
 	pr_info("unloaded\n");
 }

@@ -14,10 +14,11 @@
  * Each packet carries up to the path MTU; a message takes consecutive
  * PSNs (a READ request takes as many as it has response packets). To a QP
  * of this device (internal loopback), a run of packets of one message goes
- * out as one FIRST, MIDDLE or LAST frame of up to VROCE_LOOP_PAYLOAD bytes
- * and takes one PSN per path MTU (vroce_req_segs()). The requester keeps
- * at most VROCE_REQ_WINDOW PSNs unacknowledged, at most max_rd_atomic
- * READ/atomic WQEs outstanding, and waits for them before a fenced WQE.
+ * out as one ONLY, FIRST, MIDDLE or LAST frame of up to VROCE_LOOP_PAYLOAD
+ * bytes and takes one PSN per path MTU (vroce_req_segs()). The requester
+ * keeps at most VROCE_REQ_WINDOW PSNs unacknowledged, at most
+ * max_rd_atomic READ/atomic WQEs outstanding, and waits for them before a
+ * fenced WQE.
  *
  * ACKs are batched: AckReq is set every VROCE_REQ_ACKREQ_EVERY PSNs (or
  * half a window, if the window is smaller) and on the last packet of a
@@ -520,7 +521,7 @@ static u32 vroce_req_segs(struct vroce_qp *qp, const struct vroce_swqe *sw)
 
 	if (vroce_wr_rd_atomic(sw->wr.opcode))
 		return 1;
-	len = vroce_loop_pkt_len(qp, sw->length - off, mtu, !off, off / mtu);
+	len = vroce_loop_pkt_len(qp, sw->length - off, mtu, off / mtu);
 	return DIV_ROUND_UP(len, mtu) ?: 1;
 }
 

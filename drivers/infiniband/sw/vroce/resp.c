@@ -21,7 +21,7 @@
  * with the MR's memory as a 64-bit atomic; the original value is kept in
  * a record (max_dest_rd_atomic of them, round robin) for duplicates.
  *
- * A FIRST, MIDDLE or LAST packet this device sent to itself (internal
+ * An ONLY, FIRST, MIDDLE or LAST packet this device sent to itself (internal
  * loopback, req.c) may carry several path MTUs: it is executed as that
  * many packets, one PSN each (vroce_pkt_segs()); so may READ responses
  * this device sends to itself (vroce_loop_pkt_len()).
@@ -252,7 +252,8 @@ static bool vroce_resp_last(const struct vroce_opcode_info *op)
 /*
  * Payload length rules: FIRST and MIDDLE carry exactly the path MTU, LAST
  * and ONLY at most that (@segs of them, see vroce_pkt_segs(); a loopback
- * LAST frame of several carries more than @segs - 1 by construction).
+ * ONLY or LAST frame of several carries more than @segs - 1 by
+ * construction).
  */
 static bool vroce_resp_len_ok(struct vroce_qp *qp,
 			      const struct vroce_opcode_info *op, u32 paylen,
@@ -829,7 +830,7 @@ static void vroce_resp_read_step(struct vroce_qp *qp)
 {
 	struct vroce_read_job *rd = &qp->resp.rd;
 	u32 mtu = vroce_resp_mtu(qp);
-	u32 len = vroce_loop_pkt_len(qp, rd->resid, mtu, rd->first, 0);
+	u32 len = vroce_loop_pkt_len(qp, rd->resid, mtu, 0);
 	bool last = len == rd->resid;
 	struct vroce_read_src src = { .mr = rd->mr, .va = rd->va };
 	struct vroce_pkt_info pi;

@@ -24,8 +24,7 @@
  *     or the GRH payload length, GRH version 6 and next header BTH
  *     (rcvd_malformed);
  *  2. the ICRC (rx_icrc_encapsulated): a corrupted packet is counted as
- *     corrupted whatever its corrupted headers say (not for a packet that
- *     vroce_rx_loopback() hands over: it has no ICRC);
+ *     corrupted whatever its corrupted headers say;
  *  3. BTH TVer 0 (rcvd_tver_err);
  *  4. an opcode vroce knows (rcvd_opcode_err);
  *  5. extension headers, pad and payload fit the opcode (rcvd_malformed);
@@ -34,6 +33,12 @@
  * by BTH.DestQP to its QP's receive queue (vroce_qp_rx()), or, for DestQP
  * 0xFFFFFF, by its destination address to the QPs attached to that
  * multicast group (vroce_mcast_rx()).
+ *
+ * A frame this device sent to itself (internal loopback, handed over by
+ * vroce_rx_loopback()) never was on a wire and is read only here: it has
+ * no pad and no ICRC (tx.c), so its payload needs no alignment and step 2
+ * is skipped, and a length field of 0 in it stands for the skb's length
+ * (a frame of more than 64 KiB).
  */
 
 #include <linux/if_ether.h>
@@ -62,10 +67,11 @@
  * @type: its framing
  * @l3: its GRH or IP header
  * @bth: its BTH
- * @roce_len: bytes from the BTH through the ICRC
+ * @roce_len: bytes from the BTH through the ICRC (loopback: the payload)
  * @op: its opcode, once known
  * @paylen: payload bytes without pad, once known
- * @loopback: sent by this host to its own device: never on a wire, no ICRC
+ * @loopback: sent by this device to itself: never on a wire, no pad and
+ *	no ICRC
  * @run: for a loopback packet, the run list of the sender's context (the
  *	receiving QP's task runs there next), or NULL
  */
@@ -123,6 +129,19 @@ static void vroce_rx_count(struct vroce_rx_pkt *pkt, enum vroce_counter idx)
 	vroce_counter_inc(&pkt->vdev->counters, idx);
 }
 
+/* The bytes after the headers that are not payload: pad and ICRC. */
+static unsigned int vroce_rx_trailer_min(const struct vroce_rx_pkt *pkt)
+{
+	return pkt->loopback ? 0 : VROCE_ICRC_BYTES;
+}
+
+/* A 16-bit length field: 0 in a loopback frame stands for @len (tx.c). */
+static bool vroce_rx_len16_ok(const struct vroce_rx_pkt *pkt,
+			      unsigned int field, unsigned int len)
+{
+	return field == len || (pkt->loopback && !field && len > U16_MAX);
+}
+
 static bool vroce_rx_icrc_ok(const struct vroce_rx_pkt *pkt)
 {
 	const u8 *end = (const u8 *)pkt->bth + pkt->roce_len;
@@ -136,7 +155,8 @@ static bool vroce_rx_icrc_ok(const struct vroce_rx_pkt *pkt)
 /* Extension headers, pad and payload against the opcode. */
 static bool vroce_rx_lengths_ok(struct vroce_rx_pkt *pkt)
 {
-	unsigned int body = pkt->roce_len - VROCE_BTH_BYTES - VROCE_ICRC_BYTES;
+	unsigned int body = pkt->roce_len - VROCE_BTH_BYTES -
+			    vroce_rx_trailer_min(pkt);
 	unsigned int pad = vroce_bth_pad(pkt->bth);
 	unsigned int rest;
 
@@ -145,7 +165,7 @@ static bool vroce_rx_lengths_ok(struct vroce_rx_pkt *pkt)
 	rest = body - vroce_opcode_hdr_len(pkt->op);
 	if (rest && !(pkt->op->flags & VROCE_OP_PAYLOAD))
 		return false;
-	if (rest % VROCE_PAD_ALIGN || pad > rest)
+	if ((!pkt->loopback && rest % VROCE_PAD_ALIGN) || pad > rest)
 		return false;
 	pkt->paylen = rest - pad;
 	return true;
@@ -272,8 +292,9 @@ static bool vroce_rx_v2_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	/* The ICRC covers a plain IPv6 header: extension headers don't fit it. */
 	if (pkt->type == VROCE_NET_V2_IPV6 && l3_len != sizeof(struct ipv6hdr))
 		return false;
-	if (skb->len < sizeof(*udph) + VROCE_BTH_BYTES + VROCE_ICRC_BYTES ||
-	    ntohs(udph->len) != skb->len)
+	if (skb->len < sizeof(*udph) + VROCE_BTH_BYTES +
+		       vroce_rx_trailer_min(pkt) ||
+	    !vroce_rx_len16_ok(pkt, ntohs(udph->len), skb->len))
 		return false;
 	pkt->l3 = skb_network_header(skb);
 	pkt->bth = (const struct vroce_bth *)(udph + 1);
@@ -329,12 +350,15 @@ static bool vroce_rx_v1_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	const struct vroce_grh *grh = (const struct vroce_grh *)skb->data;
 	unsigned int paylen;
 
-	if (skb->len < VROCE_GRH_BYTES + VROCE_BTH_BYTES + VROCE_ICRC_BYTES)
+	if (skb->len < VROCE_GRH_BYTES + VROCE_BTH_BYTES +
+		       vroce_rx_trailer_min(pkt))
 		return false;
 	paylen = ntohs(grh->paylen);
+	if (vroce_rx_len16_ok(pkt, paylen, skb->len - VROCE_GRH_BYTES))
+		paylen = skb->len - VROCE_GRH_BYTES;
 	if (vroce_grh_ver(grh) != VROCE_GRH_IPVER ||
 	    grh->next_hdr != VROCE_GRH_NEXT_HDR_BTH ||
-	    paylen < VROCE_BTH_BYTES + VROCE_ICRC_BYTES ||
+	    paylen < VROCE_BTH_BYTES + vroce_rx_trailer_min(pkt) ||
 	    paylen > skb->len - VROCE_GRH_BYTES)
 		return false;
 	pkt->type = VROCE_NET_V1;
@@ -358,35 +382,57 @@ static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
 	return NET_RX_SUCCESS;
 }
 
-/**
- * vroce_rx_loopback - receive a frame vroce sent to its own device
- * @skb: a frame built by vroce_tx(), skb->data at its Ethernet header,
- *	network and transport headers set; consumed
- * @run: the run list of the sending task's context, or NULL
- *
- * The frame does not go through the netdev or the IP stack (which would
- * drop a packet from one of its own addresses as a martian). It never
- * leaves memory, so nothing can corrupt it: vroce_tx() leaves its ICRC
- * (and an IPv6 UDP checksum) zero and its ICRC is not checked, as a NIC's
- * internal loopback does not serialize a packet. The receive path only
- * queues it for a QP's task, so this does not recurse into the transmit
- * path; the task runs next in the sender's context when @run has room
- * (vroce_qp_rx()), or on the workqueue.
- *
- * Context: process or softirq; runs the receive path with BHs disabled.
- */
-void vroce_rx_loopback(struct sk_buff *skb, struct vroce_run_list *run)
+static void vroce_rx_local(struct sk_buff *skb, bool loopback,
+			   struct vroce_run_list *run)
 {
 	skb->pkt_type = PACKET_HOST;
 	local_bh_disable();
 	if (skb->protocol == htons(ETH_P_IBOE)) {
 		__skb_pull(skb, skb_network_offset(skb));
-		vroce_rx_skb(skb, vroce_rx_v1_frame, true, run);
+		vroce_rx_skb(skb, vroce_rx_v1_frame, loopback, run);
 	} else {
 		__skb_pull(skb, skb_transport_offset(skb));
-		vroce_rx_skb(skb, vroce_rx_v2_frame, true, run);
+		vroce_rx_skb(skb, vroce_rx_v2_frame, loopback, run);
 	}
 	local_bh_enable();
+}
+
+/**
+ * vroce_rx_loopback - receive a frame vroce sent to its own device
+ * @skb: a frame built by vroce_tx() for its own netdev's MAC address,
+ *	skb->data at its Ethernet header, network and transport headers set;
+ *	consumed
+ * @run: the run list of the sending task's context, or NULL
+ *
+ * The frame does not go through the netdev or the IP stack (which would
+ * drop a packet from one of its own addresses as a martian). It never
+ * leaves memory, so nothing can corrupt it: it has no pad or ICRC (and a
+ * zero IPv6 UDP checksum), as a NIC's internal loopback does not serialize
+ * a packet, and may be longer than any wire frame (VROCE_LOOP_PAYLOAD).
+ * The receive path only queues it for a QP's task, so this does not
+ * recurse into the transmit path; the task runs next in the sender's
+ * context when @run has room (vroce_qp_rx()), or on the workqueue.
+ *
+ * Context: process or softirq; runs the receive path with BHs disabled.
+ */
+void vroce_rx_loopback(struct sk_buff *skb, struct vroce_run_list *run)
+{
+	vroce_rx_local(skb, true, run);
+}
+
+/**
+ * vroce_rx_self - receive a copy of a frame this device sent to a wire
+ * @skb: the copy (a multicast frame for this device's own group members),
+ *	skb->data at its Ethernet header; consumed
+ * @run: the run list of the sending task's context, or NULL
+ *
+ * The frame is whole, ICRC included, and is validated as one from a wire.
+ *
+ * Context: as vroce_rx_loopback().
+ */
+void vroce_rx_self(struct sk_buff *skb, struct vroce_run_list *run)
+{
+	vroce_rx_local(skb, false, run);
 }
 
 static struct packet_type vroce_rx_v1_ptype = {

@@ -8,6 +8,7 @@ struct vroce_run_list;
 /* rx.c APIs: */
 void vroce_rx_v2(struct sk_buff *skb);
 void vroce_rx_loopback(struct sk_buff *skb, struct vroce_run_list *run);
+void vroce_rx_self(struct sk_buff *skb, struct vroce_run_list *run);
 void vroce_rx_init(void);
 void vroce_rx_exit(void);
 

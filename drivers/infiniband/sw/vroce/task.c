@@ -618,13 +618,13 @@ void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr)
  * @skb: the frame
  * @mtu: the QP's path MTU in bytes
  *
- * Return: 1, or for a FIRST, MIDDLE or LAST frame of internal loopback
- * that carries more than one MTU (at most VROCE_LOOP_PAYLOAD; req.c and
- * resp.c send them), one per MTU begun: FIRST and MIDDLE frames carry
- * whole MTUs, a LAST frame's last MTU may be short. A frame from a wire
- * always stands for one packet, whose length the caller checks against one
- * MTU; so does a loopback FIRST or MIDDLE frame of a length that is not
- * whole MTUs.
+ * Return: 1, or for an ONLY, FIRST, MIDDLE or LAST frame of internal
+ * loopback that carries more than one MTU (at most VROCE_LOOP_PAYLOAD;
+ * req.c and resp.c send them), one per MTU begun: FIRST and MIDDLE frames
+ * carry whole MTUs, an ONLY or LAST frame's last MTU may be short. A frame
+ * from a wire always stands for one packet, whose length the caller checks
+ * against one MTU; so does a loopback FIRST or MIDDLE frame of a length
+ * that is not whole MTUs.
  */
 u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu)
 {
@@ -633,10 +633,11 @@ u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu)
 		vroce_opcode(vroce_rx_bth(skb)->opcode);
 
 	if (!cb->loopback ||
-	    !(op->flags & (VROCE_OP_FIRST | VROCE_OP_MIDDLE | VROCE_OP_LAST)) ||
+	    !(op->flags & (VROCE_OP_ONLY | VROCE_OP_FIRST | VROCE_OP_MIDDLE |
+			   VROCE_OP_LAST)) ||
 	    cb->paylen <= mtu || cb->paylen > VROCE_LOOP_PAYLOAD)
 		return 1;
-	if (op->flags & VROCE_OP_LAST)
+	if (op->flags & (VROCE_OP_ONLY | VROCE_OP_LAST))
 		return DIV_ROUND_UP(cb->paylen, mtu);
 	return cb->paylen % mtu ? 1 : cb->paylen / mtu;
 }
@@ -646,18 +647,14 @@ u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu)
  * @qp: the sending QP
  * @left: bytes of the message left, the next frame's first
  * @mtu: the path MTU in bytes
- * @first: the next frame starts the message
  * @in_run: packets already sent since the last run boundary
  *
  * Return: up to @mtu bytes, or when the peer is on this device (internal
  * loopback) and the message has more than one MTU left, as many MTUs as fit
  * in VROCE_LOOP_PAYLOAD after @in_run of them (whole ones, but for the
- * message's last): a FIRST frame leaves out the last packet at least, so a
- * message is never one frame of several MTUs (an ONLY packet is one MTU at
- * most).
+ * message's last): a message of up to VROCE_LOOP_PAYLOAD is one frame.
  */
-u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
-		       u32 in_run)
+u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, u32 in_run)
 {
 	u32 max = VROCE_LOOP_PAYLOAD / mtu, pkts = DIV_ROUND_UP(left, mtu), n;
 
@@ -669,8 +666,6 @@ u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
 	    !vroce_tx_is_loopback(qp->av.sgid_attr, qp->av.ah.roce.dmac))
 		return min(left, mtu);
 	n = min(pkts, max - in_run % max);
-	if (first && n == pkts)
-		n--;
 	return min(left, n * mtu);
 }
 

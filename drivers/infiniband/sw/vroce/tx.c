@@ -17,10 +17,14 @@
  *
  * The frame is linear, its payload written by @pi->fill, except that a
  * loopback frame may take its payload as page fragments (@pi->frags: an
- * RC requester's pinned user pages, see req.c), with pad and ICRC from a
- * zero page, and that a loopback frame of more than a page that is copied
- * gets its payload in order-0 pages; only the receive path of this device
- * ever sees such frames.
+ * RC requester's pinned user pages, see req.c), and that a loopback frame
+ * of more than a page that is copied gets its payload in order-0 pages.
+ * A loopback frame never reaches a wire, and only the receive path of this
+ * device reads it (vroce_rx_loopback()): it has no pad and no ICRC after
+ * its payload, so all MAX_SKB_FRAGS fragments can hold payload, and it may
+ * carry up to VROCE_TX_PAYLOAD_MAX bytes of it: an IP, UDP or GRH length
+ * field that cannot hold its length is 0, as in a BIG TCP or jumbogram
+ * packet (RFC 2675), and the receive path takes the skb's length instead.
  *
  * IPv4 gets DF, TOS = traffic class, TTL = hop limit, an IP ID from
  * __ip_select_ident() (0 in a loopback frame, which no wire or other host
@@ -41,8 +45,7 @@
  * netdev is held from lookup until the frame is queued.
  *
  * Lifetime: every page fragment holds a page reference, dropped when the
- * skb is freed, so a frame may outlive the MR its payload came from and
- * the module's zero page (vroce_tx_exit() drops only the load-time one).
+ * skb is freed, so a frame may outlive the MR its payload came from.
  */
 
 #include <linux/etherdevice.h>
@@ -70,8 +73,9 @@ struct vroce_tx_layout {
 	enum vroce_net_type type;
 	unsigned int l3_len;	/* GRH, IPv4 or IPv6 header */
 	unsigned int udp_len;	/* 0 or 8 */
-	unsigned int roce_len;	/* BTH through ICRC */
-	unsigned int pad;
+	unsigned int roce_len;	/* BTH through ICRC (loopback: payload) */
+	unsigned int pad;	/* to 4 bytes; 0 in a loopback frame */
+	unsigned int trailer;	/* pad and ICRC; 0 in a loopback frame */
 	bool loopback;		/* to the netdev's own MAC address */
 };
 
@@ -93,8 +97,14 @@ static int vroce_tx_net_type(const struct ib_gid_attr *attr,
 	}
 }
 
+/* Internal loopback: a destination MAC address that is @ndev's own. */
+static bool vroce_tx_to_self(const struct net_device *ndev, const u8 *dmac)
+{
+	return ether_addr_equal(dmac, ndev->dev_addr);
+}
+
 static int vroce_tx_layout(const struct vroce_pkt_info *pi,
-			   struct vroce_tx_layout *lo)
+			   struct net_device *ndev, struct vroce_tx_layout *lo)
 {
 	const struct vroce_opcode_info *op = vroce_opcode(pi->opcode);
 	int err;
@@ -104,15 +114,17 @@ static int vroce_tx_layout(const struct vroce_pkt_info *pi,
 	if (pi->paylen && (!(op->flags & VROCE_OP_PAYLOAD) || !pi->fill))
 		return -EINVAL;
 	/* No frame can be this big: keeps the sums below from overflowing. */
-	if (pi->paylen > IP_MAX_MTU)
+	if (pi->paylen > VROCE_TX_PAYLOAD_MAX)
 		return -EMSGSIZE;
 	err = vroce_tx_net_type(pi->sgid_attr, &lo->type);
 	if (err)
 		return err;
 
-	lo->pad = -pi->paylen & (VROCE_PAD_ALIGN - 1);
+	lo->loopback = vroce_tx_to_self(ndev, pi->dmac);
+	lo->pad = lo->loopback ? 0 : -pi->paylen & (VROCE_PAD_ALIGN - 1);
+	lo->trailer = lo->loopback ? 0 : lo->pad + VROCE_ICRC_BYTES;
 	lo->roce_len = VROCE_BTH_BYTES + vroce_opcode_hdr_len(op) +
-		       pi->paylen + lo->pad + VROCE_ICRC_BYTES;
+		       pi->paylen + lo->trailer;
 	lo->udp_len = lo->type == VROCE_NET_V1 ? 0 : sizeof(struct udphdr);
 	lo->l3_len = lo->type == VROCE_NET_V2_IPV4 ? sizeof(struct iphdr) :
 						     sizeof(struct ipv6hdr);
@@ -124,13 +136,19 @@ static unsigned int vroce_tx_l3_total(const struct vroce_tx_layout *lo)
 	return lo->l3_len + lo->udp_len + lo->roce_len;
 }
 
+/* A 16-bit length field: 0 if @len does not fit (only a loopback frame). */
+static __be16 vroce_tx_len16(unsigned int len)
+{
+	return htons(len > U16_MAX ? 0 : len);
+}
+
 static void vroce_tx_grh(void *p, const struct vroce_pkt_info *pi,
 			 const struct vroce_tx_layout *lo)
 {
 	struct vroce_grh *grh = p;
 
 	grh->vtf = vroce_grh_vtf(pi->traffic_class, pi->flow_label);
-	grh->paylen = htons(lo->roce_len);
+	grh->paylen = vroce_tx_len16(lo->roce_len);
 	grh->next_hdr = VROCE_GRH_NEXT_HDR_BTH;
 	grh->hop_limit = pi->hop_limit;
 	memcpy(grh->sgid, pi->sgid_attr->gid.raw, sizeof(grh->sgid));
@@ -146,7 +164,7 @@ static void vroce_tx_ipv4(void *p, struct net_device *ndev,
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) / 4;
 	iph->tos = pi->traffic_class;
-	iph->tot_len = htons(vroce_tx_l3_total(lo));
+	iph->tot_len = vroce_tx_len16(vroce_tx_l3_total(lo));
 	iph->frag_off = htons(IP_DF);
 	iph->ttl = pi->hop_limit;
 	iph->protocol = IPPROTO_UDP;
@@ -167,7 +185,7 @@ static void vroce_tx_ipv6(void *p, const struct vroce_pkt_info *pi,
 
 	ip6_flow_hdr(ip6h, pi->traffic_class,
 		     cpu_to_be32(pi->flow_label & VROCE_GRH_FLOW));
-	ip6h->payload_len = htons(lo->udp_len + lo->roce_len);
+	ip6h->payload_len = vroce_tx_len16(lo->udp_len + lo->roce_len);
 	ip6h->nexthdr = IPPROTO_UDP;
 	ip6h->hop_limit = pi->hop_limit;
 	memcpy(&ip6h->saddr, pi->sgid_attr->gid.raw, sizeof(ip6h->saddr));
@@ -182,7 +200,7 @@ static void vroce_tx_udp(void *p, const struct vroce_pkt_info *pi,
 	udph->source = htons(rdma_get_udp_sport(pi->flow_label, pi->sqpn,
 						pi->dqpn));
 	udph->dest = htons(VROCE_ROCE_V2_UDP_PORT);
-	udph->len = htons(lo->udp_len + lo->roce_len);
+	udph->len = vroce_tx_len16(lo->udp_len + lo->roce_len);
 	udph->check = 0;
 }
 
@@ -278,13 +296,14 @@ static u8 *vroce_tx_headers(u8 *l3, struct net_device *ndev,
 static unsigned int vroce_tx_hdrs_len(const struct vroce_pkt_info *pi,
 				      const struct vroce_tx_layout *lo)
 {
-	return vroce_tx_l3_total(lo) - pi->paylen - lo->pad - VROCE_ICRC_BYTES;
+	return vroce_tx_l3_total(lo) - pi->paylen - lo->trailer;
 }
 
 /*
  * Write L3 through ICRC at @l3; the skb holds vroce_tx_l3_total() bytes
- * there. A frame that loops back (@lo->loopback) never reaches a wire:
- * its ICRC and IPv6 UDP checksum stay zero (see vroce_rx_loopback()).
+ * there. A frame that loops back (@lo->loopback) never reaches a wire: it
+ * ends with its payload, and its IPv6 UDP checksum stays zero (see
+ * vroce_rx_loopback()).
  */
 static int vroce_tx_build(u8 *l3, struct net_device *ndev,
 			  const struct vroce_pkt_info *pi,
@@ -300,13 +319,10 @@ static int vroce_tx_build(u8 *l3, struct net_device *ndev,
 			return err;
 		p += pi->paylen;
 	}
+	if (lo->loopback)
+		return 0;
 	memset(p, 0, lo->pad);
 	p += lo->pad;
-
-	if (lo->loopback) {
-		memset(p, 0, VROCE_ICRC_BYTES);
-		return 0;
-	}
 	icrc = cpu_to_le32(vroce_icrc(lo->type, l3, p - l3));
 	memcpy(p, &icrc, sizeof(icrc));
 
@@ -329,12 +345,6 @@ static u32 vroce_tx_prio(const struct vroce_pkt_info *pi)
 	if (pi->opcode == VROCE_OPCODE_CNP)
 		return pi->sl & 7;
 	return vroce_cc_prio(pi->sl, pi->traffic_class);
-}
-
-/* Internal loopback: a destination MAC address that is @ndev's own. */
-static bool vroce_tx_to_self(const struct net_device *ndev, const u8 *dmac)
-{
-	return ether_addr_equal(dmac, ndev->dev_addr);
 }
 
 /* An skb with room for @linear bytes from the L3 header on. */
@@ -374,16 +384,9 @@ void vroce_tx_add_frag(void *arg, struct page *page, u32 off, u32 len)
 }
 
 /*
- * Pad and ICRC of a frame whose payload is in page fragments: zeros from
- * vroce_tx_zero_page, the one page allocated at load (vroce_tx_init()).
- */
-static struct page *vroce_tx_zero_page;
-
-/*
  * A loopback frame whose payload is in page fragments: the headers in the
- * linear area, the payload attached by @payload, pad and ICRC (zero, never
- * read: vroce_rx_loopback()) from the zero page. Returns @payload's error
- * as an ERR_PTR(), -EAGAIN included.
+ * linear area, the payload attached by @payload; nothing follows it.
+ * Returns @payload's error as an ERR_PTR(), -EAGAIN included.
  */
 static struct sk_buff *
 vroce_tx_skb_paged(struct net_device *ndev, const struct vroce_pkt_info *pi,
@@ -404,8 +407,6 @@ vroce_tx_skb_paged(struct net_device *ndev, const struct vroce_pkt_info *pi,
 		kfree_skb(skb);
 		return ERR_PTR(err);
 	}
-	vroce_tx_add_frag(skb, vroce_tx_zero_page, 0,
-			  lo->pad + VROCE_ICRC_BYTES);
 	return skb;
 }
 
@@ -429,7 +430,7 @@ static int vroce_tx_pages_payload(const struct vroce_pkt_info *pi,
 	void *va;
 	int err;
 
-	if (DIV_ROUND_UP(left, PAGE_SIZE) + 1 > MAX_SKB_FRAGS)
+	if (DIV_ROUND_UP(left, PAGE_SIZE) > VROCE_TX_FRAGS_MAX)
 		return -EMSGSIZE;
 	for (; left; left -= len) {
 		len = min_t(u32, left, PAGE_SIZE);
@@ -477,7 +478,6 @@ static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 	struct sk_buff *skb = ERR_PTR(-EAGAIN);
 
 	/* A loopback frame is bounded by its sender (VROCE_LOOP_PAYLOAD). */
-	lo->loopback = vroce_tx_to_self(ndev, pi->dmac);
 	if (!lo->loopback && len > READ_ONCE(ndev->mtu))
 		return ERR_PTR(-EMSGSIZE);
 
@@ -519,23 +519,6 @@ static struct net_device *vroce_tx_netdev(const struct ib_gid_attr *attr)
 }
 
 /**
- * vroce_tx_init - allocate the zero page of fragmented loopback frames
- *
- * Return: 0 or -ENOMEM.
- */
-int vroce_tx_init(void)
-{
-	vroce_tx_zero_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	return vroce_tx_zero_page ? 0 : -ENOMEM;
-}
-
-/* Drop the load-time reference; frames still holding it keep the page. */
-void vroce_tx_exit(void)
-{
-	put_page(vroce_tx_zero_page);
-}
-
-/**
  * vroce_tx_is_loopback - would a frame to @dmac from @attr loop back?
  * @attr: the source GID
  * @dmac: the destination MAC address
@@ -568,7 +551,7 @@ static void vroce_tx_mcast_loop(struct vroce_dev *vdev,
 		return;
 	clone = skb_clone(skb, gfp);
 	if (clone)
-		vroce_rx_loopback(clone, pi->run);
+		vroce_rx_self(clone, pi->run);
 }
 
 /**
@@ -591,15 +574,14 @@ int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 	struct sk_buff *skb;
 	int err;
 
-	err = vroce_tx_layout(pi, &lo);
-	if (err)
-		goto err_count;
-
 	ndev = vroce_tx_netdev(pi->sgid_attr);
 	if (!ndev) {
 		err = -ENODEV;
 		goto err_count;
 	}
+	err = vroce_tx_layout(pi, ndev, &lo);
+	if (err)
+		goto err_put_ndev;
 	skb = vroce_tx_skb(ndev, pi, &lo, gfp);
 	if (IS_ERR(skb)) {
 		err = PTR_ERR(skb);

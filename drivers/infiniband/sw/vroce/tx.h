@@ -3,6 +3,7 @@
 #define _VROCE_TX_H
 
 #include <linux/if_ether.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 
@@ -88,8 +89,6 @@ struct vroce_pkt_info {
 };
 
 /* tx.c APIs: */
-int vroce_tx_init(void);
-void vroce_tx_exit(void);
 void vroce_tx_add_frag(void *arg, struct page *page, u32 off, u32 len);
 
 /*
@@ -99,8 +98,17 @@ void vroce_tx_add_frag(void *arg, struct page *page, u32 off, u32 len);
  */
 #define VROCE_TX_FRAGS_MIN	1024
 
-/* The page fragments @pi->frags may add: one is left for pad and ICRC. */
-#define VROCE_TX_FRAGS_MAX	(MAX_SKB_FRAGS - 1)
+/*
+ * The page fragments @pi->frags may add: all of them, a loopback frame has
+ * no pad or ICRC after its payload (vroce_rx_loopback()).
+ */
+#define VROCE_TX_FRAGS_MAX	MAX_SKB_FRAGS
+
+/*
+ * The most payload a frame carries: a loopback frame's (xport.h,
+ * VROCE_LOOP_PAYLOAD); a frame to a wire is bounded by the netdev's MTU.
+ */
+#define VROCE_TX_PAYLOAD_MAX	SZ_64K
 bool vroce_tx_is_loopback(const struct ib_gid_attr *attr, const u8 *dmac);
 int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 	     gfp_t gfp);

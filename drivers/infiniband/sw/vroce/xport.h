@@ -53,17 +53,18 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
 #define VROCE_TASK_AGAIN	0
 /*
  * Internal loopback (a destination on the sending device, tx.c): a run of
- * packets of one message goes out as one FIRST, MIDDLE or LAST frame
- * carrying up to this much payload, whole path MTUs (a LAST frame's last
- * may be short), which the responder executes as that many PSNs. The
- * frame never reaches a wire; what bounds it is the skb's page fragments,
- * which hold its payload (the sender's pages, or order-0 pages it was
- * copied to): 60 KiB at any page offset takes 16 fragments with 4 KiB
- * pages, and pad and ICRC take the 17th (MAX_SKB_FRAGS is at least 17).
- * Per frame costs (an skb, headers, a receive step) dominated at 12 KiB
- * frames.
+ * packets of one message goes out as one ONLY, FIRST, MIDDLE or LAST frame
+ * carrying up to this much payload, whole path MTUs (an ONLY or LAST
+ * frame's last may be short), which the responder executes as that many
+ * PSNs. So a message of up to 64 KiB is one frame. The frame never
+ * reaches a wire; what bounds it is the skb's page fragments, which hold
+ * its payload (the sender's pages, or order-0 pages it was copied to):
+ * 64 KiB at any page offset takes 17 fragments with 4 KiB pages
+ * (MAX_SKB_FRAGS is at least 17), and a loopback frame has no pad or ICRC
+ * after it. Per frame costs (an skb, headers, a receive step) dominated at
+ * 12 KiB frames.
  */
-#define VROCE_LOOP_PAYLOAD	(60 * 1024)
+#define VROCE_LOOP_PAYLOAD	VROCE_TX_PAYLOAD_MAX
 
 /**
  * struct vroce_swqe - the transport's copy of a send WQE being executed
@@ -238,15 +239,15 @@ struct vroce_resp {
  * @paylen: payload bytes, without pad and ICRC
  * @net_type: enum vroce_net_type
  * @ce: RoCEv2 with CE in the IP ECN field (congestion experienced)
- * @loopback: sent by this device to itself (vroce_rx_loopback()): a
- *	FIRST, MIDDLE or LAST packet may carry several path MTUs
+ * @loopback: sent by this device to itself (vroce_rx_loopback()): an
+ *	ONLY, FIRST, MIDDLE or LAST packet may carry several path MTUs
  *	(VROCE_LOOP_PAYLOAD)
  * @vlan_id: the VLAN ID of the VLAN netdev it arrived on, or
  *	VROCE_RX_NO_VLAN (a UD completion's vlan_id, for kernel consumers)
  */
 struct vroce_rx_cb {
 	u16 bth_off;
-	u16 paylen;
+	u32 paylen;
 	u8 net_type;
 	bool ce;
 	bool loopback;
@@ -288,7 +289,7 @@ int vroce_pkt_walk_payload(struct sk_buff *skb,
 			   int (*copy)(void *arg, void *src, u32 len),
 			   void *arg);
 u32 vroce_pkt_segs(struct sk_buff *skb, u32 mtu);
-u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu, bool first,
+u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu,
 		       u32 in_run);
 
 /* req.c APIs: */

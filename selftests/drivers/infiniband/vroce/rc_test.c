@@ -570,8 +570,14 @@ FIXTURE_TEARDOWN(xfer)
 	side_close(&self->b);
 }
 
+/*
+ * Across the path MTU (1024) and, in loopback, the 64 KiB frame: a message
+ * of up to 64 KiB is one frame of several MTUs (65535: odd, no pad; 65536
+ * at an unaligned offset: 17 pages), 65537 is two.
+ */
 static const uint32_t sizes[] = {
-	0, 1, 3, 1023, 1024, 1025, 4095, 4097, 65537, (1u << 20) + 3,
+	0, 1, 3, 1023, 1024, 1025, 4095, 4097, 65535, 65536, 65537,
+	(1u << 20) + 3,
 };
 
 /* Offsets into the requester's and the responder's buffer. */
