@@ -172,9 +172,14 @@ kernel_cmdline() {
 	# the TCG guest's TSC skewed against the HPET, marked it unstable,
 	# and the static-key flip that follows patched kernel text under the
 	# other vCPU: an int3 Oops in __sched_clock_work, in a CI run.
+	# trace_options=norecord-cmd: enabling a trace event (cc.sh enables
+	# vroce's) does not register ftrace's comm recorder on sched_switch
+	# and sched_wakeup, whose static-key flip, patching the scheduler's
+	# text under the other vCPU, gave an int3 Oops in ttwu_do_activate.
 	local args=(
 		console=ttyS0 loglevel=4 log_buf_len=4M panic=-1 reboot=t
 		random.trust_cpu=on no_timer_check edd=off tsc=reliable
+		trace_options=norecord-cmd
 		sysctl.kernel.hung_task_timeout_secs=60
 		"vroce.init=$SELF_DIR/guest-init.sh"
 	)
