@@ -129,8 +129,8 @@ static void vroce_rx_count(struct vroce_rx_pkt *pkt, enum vroce_counter idx)
 	vroce_counter_inc(&pkt->vdev->counters, idx);
 }
 
-/* The bytes after the headers that are not payload: pad and ICRC. */
-static unsigned int vroce_rx_trailer_min(const struct vroce_rx_pkt *pkt)
+/* The ICRC bytes after the pad: none in a loopback frame. */
+static unsigned int vroce_rx_icrc_len(const struct vroce_rx_pkt *pkt)
 {
 	return pkt->loopback ? 0 : VROCE_ICRC_BYTES;
 }
@@ -156,7 +156,7 @@ static bool vroce_rx_icrc_ok(const struct vroce_rx_pkt *pkt)
 static bool vroce_rx_lengths_ok(struct vroce_rx_pkt *pkt)
 {
 	unsigned int body = pkt->roce_len - VROCE_BTH_BYTES -
-			    vroce_rx_trailer_min(pkt);
+			    vroce_rx_icrc_len(pkt);
 	unsigned int pad = vroce_bth_pad(pkt->bth);
 	unsigned int rest;
 
@@ -293,7 +293,7 @@ static bool vroce_rx_v2_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	if (pkt->type == VROCE_NET_V2_IPV6 && l3_len != sizeof(struct ipv6hdr))
 		return false;
 	if (skb->len < sizeof(*udph) + VROCE_BTH_BYTES +
-		       vroce_rx_trailer_min(pkt) ||
+		       vroce_rx_icrc_len(pkt) ||
 	    !vroce_rx_len16_ok(pkt, ntohs(udph->len), skb->len))
 		return false;
 	pkt->l3 = skb_network_header(skb);
@@ -351,14 +351,14 @@ static bool vroce_rx_v1_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 	unsigned int paylen;
 
 	if (skb->len < VROCE_GRH_BYTES + VROCE_BTH_BYTES +
-		       vroce_rx_trailer_min(pkt))
+		       vroce_rx_icrc_len(pkt))
 		return false;
 	paylen = ntohs(grh->paylen);
 	if (vroce_rx_len16_ok(pkt, paylen, skb->len - VROCE_GRH_BYTES))
 		paylen = skb->len - VROCE_GRH_BYTES;
 	if (vroce_grh_ver(grh) != VROCE_GRH_IPVER ||
 	    grh->next_hdr != VROCE_GRH_NEXT_HDR_BTH ||
-	    paylen < VROCE_BTH_BYTES + vroce_rx_trailer_min(pkt) ||
+	    paylen < VROCE_BTH_BYTES + vroce_rx_icrc_len(pkt) ||
 	    paylen > skb->len - VROCE_GRH_BYTES)
 		return false;
 	pkt->type = VROCE_NET_V1;
