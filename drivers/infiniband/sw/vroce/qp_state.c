@@ -250,6 +250,8 @@ static void vroce_qp_after_transition(struct vroce_qp *qp,
 		vroce_qp_reset_queues(qp);
 	else if (cur == IB_QPS_RTS && next == IB_QPS_SQD)
 		vroce_req_check_drained(qp);	/* or later, by the task */
+	if (next == IB_QPS_RTS)
+		vroce_req_set_window(qp);
 	if (next == IB_QPS_RTS || next == IB_QPS_SQD)
 		vroce_task_kick(qp);
 }

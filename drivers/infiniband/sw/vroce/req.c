@@ -130,7 +130,7 @@ void vroce_req_progress(struct vroce_qp *qp, u32 una)
 	u32 acked = (una - qp->req.una) & VROCE_PSN_MASK;
 
 	qp->req.window = min(qp->req.window + max(acked / 2, 1U),
-			     (u32)VROCE_REQ_WINDOW);
+			     qp->req.window_max);
 	qp->req.una = una;
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.rnr_left = qp->attr.rnr_retry;
@@ -166,6 +166,32 @@ static bool vroce_req_inline(const struct vroce_swqe *sw)
 static bool vroce_req_gathers(const struct vroce_swqe *sw)
 {
 	return !vroce_wr_rd_atomic(sw->wr.opcode) && !vroce_req_inline(sw);
+}
+
+/**
+ * vroce_req_set_window - size the window for the QP's destination
+ * @qp: the QP, entering RTS (its path is set); task_mutex held
+ *
+ * A destination on this device (internal loopback) loses nothing on the
+ * way, and the doorbell runs ahead of the receiver's copies (task.c): its
+ * window is VROCE_REQ_WINDOW_LOOP. The frames themselves go where
+ * vroce_tx() decides for each, so a path that changes later (the netdev's
+ * MAC address) only sizes the window wrongly.
+ */
+void vroce_req_set_window(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->task_mutex);
+
+	if (qp->ibqp.qp_type == IB_QPT_RC && qp->av.sgid_attr &&
+	    vroce_tx_is_loopback(qp->av.sgid_attr, qp->av.ah.roce.dmac))
+		req->window_max = VROCE_REQ_WINDOW_LOOP;
+	else
+		req->window_max = VROCE_REQ_WINDOW;
+	req->window = min(req->window, req->window_max);
+	if (req->una == req->psn)
+		req->window = req->window_max;
 }
 
 /* A retry: packets were lost, send fewer at a time. */
@@ -723,4 +749,5 @@ void vroce_req_reset(struct vroce_qp *qp)
 	req->probe_due = 0;
 	req->due = 0;
 	req->window = VROCE_REQ_WINDOW;
+	req->window_max = VROCE_REQ_WINDOW;
 }

@@ -39,6 +39,14 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
  */
 #define VROCE_REQ_WINDOW	256
 #define VROCE_REQ_WINDOW_MIN	8
+/*
+ * The window of a QP whose destination is its own device (internal
+ * loopback, where nothing is lost on the way): 32 frames of 64 KiB at a
+ * 1024-byte MTU, so that a doorbell runs ahead of the receiver's copies on
+ * another CPU (task.c). At most half the receive queue, which holds what
+ * the window lets out.
+ */
+#define VROCE_REQ_WINDOW_LOOP	2048
 /* Packets after which the requester asks for an ACK inside a message. */
 #define VROCE_REQ_ACKREQ_EVERY	64
 /*
@@ -49,6 +57,7 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
 #define VROCE_REQ_PROBE_NS	(500 * NSEC_PER_USEC)
 /* Received packets a QP queues before its task runs; then drops. */
 #define VROCE_RXQ_MAX		4096
+static_assert(VROCE_REQ_WINDOW_LOOP * 2 <= VROCE_RXQ_MAX);
 /* vroce_qp.task_flags: a run was asked for while task_mutex was held. */
 #define VROCE_TASK_AGAIN	0
 /*
@@ -99,6 +108,9 @@ struct vroce_swqe {
  * @una: the oldest unacknowledged PSN
  * @max_psn: one past the highest PSN ever sent (retransmission counting)
  * @window: the current window, in PSNs
+ * @window_max: what @window grows back to: VROCE_REQ_WINDOW, or
+ *	VROCE_REQ_WINDOW_LOOP for a destination on this device (set on entering
+ *	RTS)
  * @since_ackreq: packets sent since the last one with AckReq
  * @rd_atomic: READ and atomic WQEs outstanding
  * @retry_left: transport retries left (reset by forward progress)
@@ -130,6 +142,7 @@ struct vroce_req {
 	u32 una;
 	u32 max_psn;
 	u32 window;
+	u32 window_max;
 	u32 since_ackreq;
 	u32 rd_atomic;
 	u8 retry_left;
@@ -302,6 +315,7 @@ void vroce_req_rewind(struct vroce_qp *qp);
 void vroce_req_rewind_tail(struct vroce_qp *qp);
 void vroce_req_check_drained(struct vroce_qp *qp);
 void vroce_req_shrink_window(struct vroce_qp *qp);
+void vroce_req_set_window(struct vroce_qp *qp);
 
 /* comp.c APIs: */
 void vroce_comp_rx(struct vroce_qp *qp, struct sk_buff *skb);

@@ -193,6 +193,16 @@ pingpong() {
 	}
 }
 
+# stream OP MIB: rc_stream moves MIB MiB with OP between the two devices
+# (or within the loop's one), 16 operations of 64 KiB in flight, and
+# compares every byte. In loopback on two CPUs, a doorbell's 64 KiB frames
+# are received on the other CPU while the requester runs up to its
+# loopback window ahead (task.c, VROCE_REQ_WINDOW_LOOP).
+stream() {
+	VROCE_DEV=$DEV_A VROCE_PEER_DEV=$DEV_B VROCE_GID=$GID_A \
+		VROCE_PEER_GID=$GID_B timeout 300 "$VROCE_BIN/rc_stream" "$@"
+}
+
 # perf SIZE COLUMN TOOL ARGS...: perftest's result row for SIZE bytes has
 # at least the iterations asked for (-q multiplies them) and a number > 0 in COLUMN (bw: 5 =
 # MsgRate, as a few small messages round the MB/s columns to 0.00; lat: 5
@@ -288,20 +298,20 @@ fi
 
 # cases 4|6: the cases run in each topology for that GID family, as
 # "DESC|COMMAND...". A perftest run costs seconds of fixed overhead on TCG,
-# so by default IPv4 runs every tool with sizes across MTU boundaries and
-# IPv6 a short list; RC_FULL=1 runs every size of every tool in both; a
+# so by default IPv4 runs every tool with sizes across MTU boundaries, and
+# rc_stream's three operations, and IPv6 a short list; RC_FULL=1 runs every size of every tool in both; a
 # slow kernel runs a few.
 cases() {
-	local s bw=() lat=() q=() atomic=(FETCH_AND_ADD)
+	local s bw=() lat=() q=() atomic=(FETCH_AND_ADD) stream=()
 
 	if [ -n "${RC_FULL:-}" ]; then
 		bw=(1 1023 1025 4096 65536 1048576) lat=(1 1025 65536) q=(65536)
-		atomic=(FETCH_AND_ADD CMP_AND_SWAP)
+		atomic=(FETCH_AND_ADD CMP_AND_SWAP) stream=(write read send)
 	elif [ -n "$SLOW$LEAN" ]; then
 		bw=(65536)
 		[ -z "$LEAN" ] || q=(65536) lat=(1025)
 	elif [ "$1" = 4 ]; then
-		bw=(1 1025 65536) lat=(1025) q=(65536)
+		bw=(1 1025 65536) lat=(1025) q=(65536) stream=(write read send)
 	else
 		bw=(1048576) atomic=(CMP_AND_SWAP)
 	fi
@@ -319,6 +329,9 @@ cases() {
 	done
 	for s in "${atomic[@]}"; do
 		echo "ib_atomic_bw $s|perf 8 5 ib_atomic_bw -A $s"
+	done
+	for s in "${stream[@]}"; do
+		echo "rc_stream $s 16 MiB, every byte checked|stream $s 16"
 	done
 	for s in "${lat[@]}"; do
 		echo "ib_write_lat -s $s|perf $s 5 ib_write_lat -s $s"
