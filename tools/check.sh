@@ -14,6 +14,10 @@
 #                                     the debug kernel's VM (the longest)
 #                                     runs beside the others, which run one
 #                                     after the other (VM_JOBS=1: all in turn)
+#                                     Only the debug kernel's module is built
+#                                     before the VMs start: each other
+#                                     module is built in its lane, right
+#                                     before its VM, while the debug VM runs
 #   6. with VROCE_PAIR=1: two VMs,    tools/testing/vm/pair.sh runs
 #      once, on 6.12
 #                                     interop.sh: rdma_rxe in vm1, vroce in
@@ -65,11 +69,22 @@ T0=$SECONDS
 
 log() { echo "check: $*"; }
 
-# gate_failed NAME MESSAGE: one failure that is not a test result.
+# gate_failed NAME MESSAGE: one failure that is not a test result. Also
+# called in a lane's subshell: the failures are kept in a file ($GATES)
+# and counted at the end (count_gates).
+GATES=
 gate_failed() {
-	FAIL=$((FAIL + 1))
-	FAILURES+=("$1: $2")
+	echo "$1: $2" >>"$GATES"
 	log "FAILED $1: $2"
+}
+
+count_gates() {
+	local line
+
+	while IFS= read -r line; do
+		FAIL=$((FAIL + 1))
+		FAILURES+=("$line")
+	done <"$GATES"
 }
 
 # timed NAME CMD...: run CMD, log how long it took.
@@ -114,7 +129,9 @@ build_module() {
 	fi
 	# C=2, not C=1: sparse on every file, also those make finds up to date
 	# (C=1 would check only what it recompiles, and pass a second time).
-	make --no-print-directory -C "$TOP" KVER="$k" W=1 C=2 KCFLAGS=-Werror >"$log" 2>&1
+	# One job per host CPU: kbuild compiles and checks the files in
+	# parallel (a serial build took 80-90 s per kernel).
+	make --no-print-directory -j"$(nproc)" -C "$TOP" KVER="$k" W=1 C=2 KCFLAGS=-Werror >"$log" 2>&1
 	rc=$?
 	diag=$(awk -v src="$src" '(index($0, src) == 1 && / (warning|error): /) ||
 				  /^(WARNING|ERROR): modpost/ { print substr($0, index($0, src) == 1 ? length(src) + 1 : 1) }' "$log")
@@ -125,7 +142,34 @@ build_module() {
 		gate_failed "build $k" "W=1 C=2 -Werror build failed (build/check/$k/build.log)"
 		return 1
 	fi
+	touch "$OUT/$k/.built"
 	log "built build/$k/vroce.ko"
+}
+
+# build_once KERNEL: build_module, unless this run tried already.
+build_once() {
+	[ ! -e "$OUT/$1/.built" ] || return 0
+	[ ! -e "$OUT/$1/.tried" ] || return 1
+	mkdir -p "$OUT/$1"
+	touch "$OUT/$1/.tried"
+	timed "build $1" build_module "$1"
+}
+
+# lane KERNEL...: for each, its module, then its VM (boot_vm); one after
+# the other. The next kernel's module builds while a VM runs.
+lane() {
+	local ks=("$@") i pid=
+
+	build_once "${ks[0]}"
+	for ((i = 0; i < ${#ks[@]}; i++)); do
+		[ -z "$pid" ] || wait "$pid"
+		pid=
+		if [ $((i + 1)) -lt ${#ks[@]} ]; then
+			build_once "${ks[i + 1]}" &
+			pid=$!
+		fi
+		[ ! -e "$OUT/${ks[i]}/.built" ] || boot_vm "${ks[i]}"
+	done
 }
 
 # parse_tap KERNEL FILE: print "COUNTS pass fail skip" and "FAIL what" lines.
@@ -315,7 +359,8 @@ finish_vm() {
 	log "$k: $TALLY"
 }
 
-# run_vms KERNEL...: boot_vm for each, then finish_vm for each in order.
+# run_vms KERNEL...: lane (build, boot_vm) for each, then finish_vm for
+# each that was built, in order.
 # With VM_JOBS=2 (the default) two VMs run at once: the debug kernel's (the
 # longest) beside the others, which take turns. The debug guest has one CPU,
 # so its VM leaves most of the second host core to the other lane. On 2
@@ -331,22 +376,16 @@ run_vms() {
 		[ "$k" = debug ] && queue=("$k" "${queue[@]}") || queue+=("$k")
 	done
 	if [ "$jobs" -eq 1 ] || [ ${#queue[@]} -eq 1 ]; then
-		for k in "${queue[@]}"; do
-			boot_vm "$k"
-		done
+		lane "${queue[@]}"
 	else
-		boot_vm "${queue[0]}" &
+		lane "${queue[0]}" &
 		pids+=($!)
-		(
-			for k in "${queue[@]:1}"; do
-				boot_vm "$k"
-			done
-		) &
+		lane "${queue[@]:1}" &
 		pids+=($!)
 		wait "${pids[@]}"
 	fi
 	for k in "$@"; do
-		finish_vm "$k"
+		[ -e "$OUT/$k/.built" ] && finish_vm "$k"
 	done
 }
 
@@ -410,6 +449,7 @@ main() {
 	local k built=() ksft_ok=1
 
 	mkdir -p "$OUT"
+	GATES=$OUT/.gates
 	# Two checks in one tree would overwrite each other's build/ksft and
 	# build/check: take turns.
 	exec 8>"$OUT/.lock"
@@ -417,14 +457,17 @@ main() {
 		log "waiting for another 'make check' in this tree"
 		flock 8
 	fi
-	rm -f "$OUT/summary"
+	rm -f "$OUT/summary" "$OUT"/*/.built "$OUT"/*/.tried
+	: >"$GATES"
 	timed deps do_deps
 	timed lint do_lint
 	pick_kernels
 	log "kernels: $KERNELS${TESTS:+; tests: $TESTS}"
 
+	# The debug kernel's module now: its VM, the longest, starts first.
+	# The others are built in the other lane (run_vms).
 	for k in $KERNELS; do
-		timed "build $k" build_module "$k" && built+=("$k")
+		[ "$k" != debug ] || build_once "$k"
 	done
 	if ! timed "build selftests" "$TOP/tools/ksft.sh" build >"$OUT/ksft-build.log" 2>&1; then
 		tail -n 30 "$OUT/ksft-build.log"
@@ -437,12 +480,22 @@ main() {
 	fi
 
 	if [ "$ksft_ok" = 1 ]; then
-		run_vms "${built[@]}"
-		if k=$(pair_kernel "${built[@]}"); then
-			run_pair "$k"
-		fi
+		# shellcheck disable=SC2086 # a list of kernel names
+		run_vms $KERNELS
+	else
+		# No VM: the builds still tell what fails to build.
+		for k in $KERNELS; do
+			build_once "$k"
+		done
+	fi
+	for k in $KERNELS; do
+		[ ! -e "$OUT/$k/.built" ] || built+=("$k")
+	done
+	if [ "$ksft_ok" = 1 ] && k=$(pair_kernel "${built[@]}"); then
+		run_pair "$k"
 	fi
 
+	count_gates
 	if [ ${#FAILURES[@]} -gt 0 ]; then
 		echo
 		echo "Failures:"

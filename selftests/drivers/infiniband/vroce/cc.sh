@@ -345,11 +345,11 @@ tracepoints() {
 # laid out as IBTA says (BECN, 16 zero bytes, PSN 0, ICRC) with DSCP
 # np_cnp_dscp (48), all to one DestQP, the sender's; tshark reads each as
 # InfiniBand opcode 0x81, nothing malformed (roce.py decode, one tshark
-# pass; none on a slow kernel, where tshark starts slowly).
+# pass; none on the debug kernel, where tshark starts slowly).
 cnps_on_wire() {
 	local tsh=
 
-	[ -z "$SLOW" ] || tsh=--no-tshark
+	! vroce_debug_kernel || [ -n "${CC_FULL:-}" ] || tsh=--no-tshark
 	python3 "$ROCE_PY" decode --pcap "$PCAP" --traffic cnp ${tsh:+"$tsh"}
 }
 
@@ -444,20 +444,21 @@ vlan_pcp() {
 	[ "$all" -gt 0 ] && [ "$ok" = "$all" ]
 }
 
-# On the debug kernel (KASAN, lockdep, kmemleak: several times slower),
-# unless CC_FULL=1, only the congestion run and the checks on it are made
-# (the rest is the same code on every kernel, checked on 6.12 and 6.1), and
-# roce.py alone decodes the CNPs: tshark starts slowly there.
+# On a lean kernel (vroce_lean_kernel: the debug kernel, KASAN, lockdep,
+# kmemleak, several times slower; and 6.1), unless CC_FULL=1, only the
+# congestion run and the checks on it are made (the rest is the same code
+# on every kernel, checked on 6.12), and roce.py alone decodes the CNPs:
+# tshark starts slowly on the debug kernel.
 SLOW=
-vroce_debug_kernel && [ -z "${CC_FULL:-}" ] && SLOW=1
+vroce_lean_kernel && [ -z "${CC_FULL:-}" ] && SLOW=1
 # Bound of each wait of the congestion run, seconds (a hang guard).
 POLL=60
 vroce_debug_kernel && POLL=180
 
-# slow_skip DESC CMD...: check, or skip on the debug kernel.
+# slow_skip DESC CMD...: check, or skip on a lean kernel.
 slow_skip() {
 	if [ -n "$SLOW" ]; then
-		ktap_test_skip "$1: lean run on the debug kernel, CC_FULL=1 runs it"
+		ktap_test_skip "$1: lean run on this kernel, CC_FULL=1 runs it"
 	else
 		check "$@"
 	fi
