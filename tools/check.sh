@@ -15,9 +15,9 @@
 #                                     runs beside the others, which run one
 #                                     after the other (VM_JOBS=1: all in turn)
 #                                     Only the debug kernel's module is built
-#                                     before the VMs start: each other
-#                                     module is built in its lane, right
-#                                     before its VM, while the debug VM runs
+#                                     before the VMs start; the other lane
+#                                     builds its first module, then each
+#                                     next one while a VM runs
 #   6. with VROCE_PAIR=1: two VMs,    tools/testing/vm/pair.sh runs
 #      once, on 6.12
 #                                     interop.sh: rdma_rxe in vm1, vroce in
