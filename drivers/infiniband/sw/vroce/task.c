@@ -115,11 +115,19 @@ void vroce_task_exit(void)
 	destroy_workqueue(vroce_wq);
 }
 
-/* Queue the task with the reference the caller hands over. */
+/*
+ * Queue the task on @cpu (WORK_CPU_UNBOUND: this one) with the reference
+ * the caller hands over; an already queued task keeps its own.
+ */
+static void vroce_task_queue_on(struct vroce_qp *qp, int cpu)
+{
+	if (!queue_work_on(cpu, vroce_wq, &qp->task))
+		vroce_qp_put(qp);
+}
+
 static void vroce_task_queue(struct vroce_qp *qp)
 {
-	if (!queue_work(vroce_wq, &qp->task))
-		vroce_qp_put(qp);
+	vroce_task_queue_on(qp, WORK_CPU_UNBOUND);
 }
 
 /**
@@ -186,8 +194,7 @@ static void vroce_task_queue_elsewhere(struct vroce_qp *qp)
 
 	if (cpu >= nr_cpu_ids)
 		cpu = cpumask_first(cpu_online_mask);
-	if (!queue_work_on(cpu, vroce_wq, &qp->task))
-		vroce_qp_put(qp);
+	vroce_task_queue_on(qp, cpu);
 }
 
 /**
