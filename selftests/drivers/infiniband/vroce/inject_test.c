@@ -90,14 +90,6 @@ static int fail(const char *fmt, ...)
 	return -1;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static uint8_t pattern(uint32_t seed, uint32_t i)
 {
 	return (i * 131 + seed * 7 + (i >> 8)) & 0xff;
@@ -114,26 +106,12 @@ static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
 	return vroce_mismatch(p, len, seed, pattern);
 }
 
-/* 1 with a completion, 0 after POLL_TIMEOUT_S (a hang guard), -1 on error. */
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	double end = now_s() + POLL_TIMEOUT_S;
-	int n;
-
-	while (!(n = ibv_poll_cq(cq, 1, wc))) {
-		if (now_s() > end)
-			return 0;
-		usleep(200);
-	}
-	return n < 0 ? -1 : 1;
-}
-
 static int expect_wc(struct ibv_cq *cq, const char *what, uint64_t wr_id,
 		     enum ibv_wc_opcode opcode, struct ibv_wc *out)
 {
 	struct ibv_wc wc;
 
-	if (poll_one(cq, &wc) != 1)
+	if (vroce_poll_one(cq, &wc, POLL_TIMEOUT_S) != 1)
 		return fail("%s: no completion", what);
 	if (wc.status != IBV_WC_SUCCESS)
 		return fail("%s: %s", what, ibv_wc_status_str(wc.status));
@@ -144,15 +122,6 @@ static int expect_wc(struct ibv_cq *cq, const char *what, uint64_t wr_id,
 	if (out)
 		*out = wc;
 	return 0;
-}
-
-static int env_gid(struct ibv_context *ctx, const char *var)
-{
-	const char *v = getenv(var);
-
-	if (v && *v)
-		return atoi(v);
-	return vroce_roce_v2_gid(ctx, 1, AF_INET);
 }
 
 static struct ibv_qp *make_qp(struct side *s, enum ibv_qp_type type,
@@ -177,7 +146,7 @@ static int side_open(struct side *s, const char *dev, const char *gid_var)
 	if (ibv_query_port(s->ctx, 1, &pattr))
 		return fail("%s: query_port: %s", dev, strerror(errno));
 	s->mtu = pattr.active_mtu;
-	s->gid_idx = env_gid(s->ctx, gid_var);
+	s->gid_idx = vroce_env_gid(s->ctx, gid_var);
 	if (s->gid_idx < 0 || ibv_query_gid(s->ctx, 1, s->gid_idx, &s->gid))
 		return fail("%s: no RoCE v2 GID", dev);
 	s->pd = ibv_alloc_pd(s->ctx);
@@ -517,14 +486,14 @@ static int cmd_traffic(void)
  */
 static int cmd_seq_check(void)
 {
-	double end = now_s() + POLL_TIMEOUT_S;
+	double end = vroce_now_s() + POLL_TIMEOUT_S;
 	struct ibv_wc wc;
 
-	while (qp_state(a.spare) != IBV_QPS_ERR && now_s() < end)
+	while (qp_state(a.spare) != IBV_QPS_ERR && vroce_now_s() < end)
 		usleep(1000);
 	if (qp_state(a.spare) != IBV_QPS_ERR)
 		return fail("spare QP in state %d, want ERR", qp_state(a.spare));
-	if (poll_one(a.xcq, &wc) != 1 || wc.wr_id != 200 ||
+	if (vroce_poll_one(a.xcq, &wc, POLL_TIMEOUT_S) != 1 || wc.wr_id != 200 ||
 	    wc.status != IBV_WC_WR_FLUSH_ERR)
 		return fail("no flushed receive on the spare QP");
 	return 0;

@@ -92,15 +92,6 @@ static int check(const uint8_t *p, uint64_t chunk)
 	return 0;
 }
 
-static int env_gid(struct ibv_context *ctx, const char *var)
-{
-	const char *v = getenv(var);
-
-	if (v && *v)
-		return atoi(v);
-	return vroce_roce_v2_gid(ctx, 1, AF_INET);
-}
-
 static int side_open(struct side *s, const char *dev, const char *gid_var)
 {
 	struct ibv_qp_init_attr init = {};
@@ -112,7 +103,7 @@ static int side_open(struct side *s, const char *dev, const char *gid_var)
 	if (ibv_query_port(s->ctx, 1, &pattr))
 		return fail("query_port");
 	s->mtu = pattr.active_mtu;
-	s->gid_idx = env_gid(s->ctx, gid_var);
+	s->gid_idx = vroce_env_gid(s->ctx, gid_var);
 	if (s->gid_idx < 0 || ibv_query_gid(s->ctx, 1, s->gid_idx, &s->gid))
 		return fail("no RoCE v2 IPv4 GID");
 	s->pd = ibv_alloc_pd(s->ctx);
@@ -238,14 +229,6 @@ static int post_chunk(struct stream *st, unsigned int slot)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * The chunk of slot @slot is complete: for a send, once both its send and
  * its receive completed (@need counts them down). Check it, post the next.
@@ -287,7 +270,7 @@ static int poll_side(struct stream *st, struct side *s, int *need)
 static int run(struct stream *st)
 {
 	int need[DEPTH];
-	double t0 = now_s(), last = t0;
+	double t0 = vroce_now_s(), last = t0;
 	unsigned int slot;
 	int n, m;
 
@@ -302,8 +285,8 @@ static int run(struct stream *st)
 		if (n < 0 || m < 0)
 			return -1;
 		if (n || m) {
-			last = now_s();
-		} else if (now_s() - last > HANG_S) {
+			last = vroce_now_s();
+		} else if (vroce_now_s() - last > HANG_S) {
 			fprintf(stderr, "rc_stream: no completion for %d s after %llu of %llu chunks\n",
 				HANG_S, (unsigned long long)st->done,
 				(unsigned long long)st->chunks);
@@ -315,7 +298,7 @@ static int run(struct stream *st)
 	n = printf("rc_stream: %s %llu MiB in %.1f s, every byte checked\n",
 		   st->op == OP_WRITE ? "write" : st->op == OP_READ ? "read" :
 		   "send", (unsigned long long)(st->chunks * CHUNK >> 20),
-		   now_s() - t0);
+		   vroce_now_s() - t0);
 	return n < 0 ? -1 : 0;
 }
 

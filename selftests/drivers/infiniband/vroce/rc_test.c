@@ -102,35 +102,6 @@ static void fill(uint8_t *p, uint32_t len, uint32_t seed, uint32_t start)
 		p[i] = pattern(seed, start + i);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* 1 with a completion in @wc, 0 on timeout, -1 if polling failed. */
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	double end = now_s() + POLL_TIMEOUT_S;
-	unsigned int idle = 0;
-	int n;
-
-	for (;;) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? -1 : 1;
-		if (++idle < 1000) {
-			sched_yield();
-			continue;
-		}
-		if (now_s() > end)
-			return 0;
-		usleep(100);
-	}
-}
-
 static const char *wc_str(enum ibv_wc_status s)
 {
 	return ibv_wc_status_str(s);
@@ -147,7 +118,7 @@ static void expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
 		      struct ibv_wc *out)
 {
 	struct ibv_wc wc;
-	int n = poll_one(cq, &wc);
+	int n = vroce_poll_one(cq, &wc, POLL_TIMEOUT_S);
 
 	ASSERT_EQ(1, n) TH_LOG("no completion for wr_id %llu within %d s (want %s)",
 			       (unsigned long long)wr_id, POLL_TIMEOUT_S,
@@ -191,22 +162,11 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
  */
 static void expect_qp_err(struct __test_metadata *_metadata, struct ibv_qp *qp)
 {
-	double end = now_s() + POLL_TIMEOUT_S;
+	double end = vroce_now_s() + POLL_TIMEOUT_S;
 
-	while (qp_state(qp) != IBV_QPS_ERR && now_s() < end)
+	while (qp_state(qp) != IBV_QPS_ERR && vroce_now_s() < end)
 		usleep(1000);
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(qp));
-}
-
-static int env_gid(struct ibv_context *ctx, const char *var)
-{
-	const char *v = getenv(var);
-	const char *fam = getenv("VROCE_GID_FAMILY");
-
-	if (v && *v)
-		return atoi(v);
-	return vroce_roce_v2_gid(ctx, 1, fam && !strcmp(fam, "6") ?
-				 AF_INET6 : AF_INET);
 }
 
 static void side_open(struct __test_metadata *_metadata, struct side *s,
@@ -221,7 +181,7 @@ static void side_open(struct __test_metadata *_metadata, struct side *s,
 	ASSERT_EQ(0, ibv_query_port(s->ctx, 1, &pattr));
 	ASSERT_EQ(IBV_PORT_ACTIVE, pattr.state);
 	s->mtu = pattr.active_mtu;
-	s->gid_idx = env_gid(s->ctx, gid_var);
+	s->gid_idx = vroce_env_gid(s->ctx, gid_var);
 	ASSERT_LE(0, s->gid_idx) TH_LOG("%s: no RoCE v2 GID", dev);
 	ASSERT_EQ(0, ibv_query_gid(s->ctx, 1, s->gid_idx, &s->gid));
 	s->pd = ibv_alloc_pd(s->ctx);
@@ -1431,9 +1391,9 @@ TEST_F_TIMEOUT(rc, unsignaled_then_sqd, TEST_TIMEOUT_S)
 	}
 	/* Sent: the last WRITE's data is there. */
 	g = (struct seg){ (n - 1) * stride, len };
-	end = now_s() + POLL_TIMEOUT_S;
+	end = vroce_now_s() + POLL_TIMEOUT_S;
 	while (vroce_mismatch(self->b.buf + g.off, len, 800 + n - 1,
-			      pattern) >= 0 && now_s() < end)
+			      pattern) >= 0 && vroce_now_s() < end)
 		usleep(1000);
 	ASSERT_EQ(0, ibv_modify_qp(self->a.qp, &attr, IBV_QP_STATE |
 				   IBV_QP_EN_SQD_ASYNC_NOTIFY))

@@ -84,41 +84,13 @@ static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
 	return vroce_mismatch(p, len, seed, pattern);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	double end = now_s() + POLL_TIMEOUT_S;
-	unsigned int idle = 0;
-	int n;
-
-	for (;;) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? -1 : 1;
-		if (++idle < 1000) {
-			sched_yield();
-			continue;
-		}
-		if (now_s() > end)
-			return 0;
-		usleep(100);
-	}
-}
-
 static void expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
 		      uint64_t wr_id, enum ibv_wc_status status,
 		      enum ibv_wc_opcode opcode, struct ibv_wc *out)
 {
 	struct ibv_wc wc = {};
 
-	ASSERT_EQ(1, poll_one(cq, &wc))
+	ASSERT_EQ(1, vroce_poll_one(cq, &wc, POLL_TIMEOUT_S))
 		TH_LOG("no completion for wr_id %llu", (unsigned long long)wr_id);
 	EXPECT_EQ(status, wc.status)
 		TH_LOG("wr_id %llu: %s, want %s", (unsigned long long)wc.wr_id,
@@ -151,25 +123,14 @@ static long long counter(const char *dev, const char *name)
 /* Wait (bounded: a hang guard) until counter @name of @dev passes @old. */
 static void wait_counter(const char *dev, const char *name, long long old)
 {
-	double end = now_s() + POLL_TIMEOUT_S;
+	double end = vroce_now_s() + POLL_TIMEOUT_S;
 
 	if (old < 0) {
 		usleep(500000);	/* no such counter (another driver) */
 		return;
 	}
-	while (counter(dev, name) <= old && now_s() < end)
+	while (counter(dev, name) <= old && vroce_now_s() < end)
 		usleep(1000);
-}
-
-static int env_gid(struct ibv_context *ctx, const char *var)
-{
-	const char *v = getenv(var);
-	const char *fam = getenv("VROCE_GID_FAMILY");
-
-	if (v && *v)
-		return atoi(v);
-	return vroce_roce_v2_gid(ctx, 1, fam && !strcmp(fam, "6") ?
-				 AF_INET6 : AF_INET);
 }
 
 static void side_open(struct __test_metadata *_metadata, struct side *s,
@@ -187,7 +148,7 @@ static void side_open(struct __test_metadata *_metadata, struct side *s,
 	ASSERT_EQ(IBV_PORT_ACTIVE, pattr.state);
 	s->mtu_enum = pattr.active_mtu;
 	s->mtu = 128u << pattr.active_mtu;
-	s->gid_idx = env_gid(s->ctx, gid_var);
+	s->gid_idx = vroce_env_gid(s->ctx, gid_var);
 	ASSERT_LE(0, s->gid_idx) TH_LOG("%s: no GID", dev);
 	ASSERT_EQ(0, ibv_query_gid_ex(s->ctx, 1, s->gid_idx, &ge, 0));
 	s->gid = ge.gid;
@@ -979,9 +940,9 @@ static void uc_xfer(struct __test_metadata *_metadata, struct side *a,
 			EXPECT_EQ(seed, ntohl(wc.imm_data));
 	} else {
 		/* No completion at b: wait for the last byte to land. */
-		double end = now_s() + POLL_TIMEOUT_S;
+		double end = vroce_now_s() + POLL_TIMEOUT_S;
 
-		while (len && mismatch(r, len, seed) >= 0 && now_s() < end)
+		while (len && mismatch(r, len, seed) >= 0 && vroce_now_s() < end)
 			usleep(1000);
 	}
 	EXPECT_EQ(-1, mismatch(r, len, seed))
@@ -1035,7 +996,7 @@ TEST_F_TIMEOUT(uc, read_refused, TEST_TIMEOUT_S)
 	wr.wr.rdma.rkey = b->mr->rkey;
 	if (ibv_post_send(a->qp, &wr, &bad))
 		return;
-	ASSERT_EQ(1, poll_one(a->scq, &wc));
+	ASSERT_EQ(1, vroce_poll_one(a->scq, &wc, POLL_TIMEOUT_S));
 	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
 }
 

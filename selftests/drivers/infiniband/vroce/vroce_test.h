@@ -6,11 +6,50 @@
 #define _VROCE_TEST_H
 
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <infiniband/verbs.h>
+
+/* CLOCK_MONOTONIC, in seconds. */
+static inline double vroce_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Poll @cq for one completion into @wc: 1, 0 after @timeout_s seconds (a
+ * hang guard), or -1 if polling failed. The first 1000 empty polls yield
+ * the CPU, the later ones sleep 100 us each.
+ */
+static inline int vroce_poll_one(struct ibv_cq *cq, struct ibv_wc *wc,
+				 double timeout_s)
+{
+	double end = vroce_now_s() + timeout_s;
+	unsigned int idle = 0;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? -1 : 1;
+		if (++idle < 1000) {
+			sched_yield();
+			continue;
+		}
+		if (vroce_now_s() > end)
+			return 0;
+		usleep(100);
+	}
+}
 
 /* Open the RDMA device called @name; NULL if there is none or it fails. */
 static inline struct ibv_context *vroce_open_by_name(const char *name)
@@ -51,6 +90,22 @@ static inline int vroce_roce_v2_gid(struct ibv_context *ctx, uint8_t port,
 			return i;
 	}
 	return -1;
+}
+
+/*
+ * The GID index in environment variable @var, or if it is unset the first
+ * RoCE v2 GID of port 1 of the family in VROCE_GID_FAMILY (4 or 6, default
+ * 4); -1 if there is none.
+ */
+static inline int vroce_env_gid(struct ibv_context *ctx, const char *var)
+{
+	const char *v = getenv(var);
+	const char *fam = getenv("VROCE_GID_FAMILY");
+
+	if (v && *v)
+		return atoi(v);
+	return vroce_roce_v2_gid(ctx, 1, fam && !strcmp(fam, "6") ?
+				 AF_INET6 : AF_INET);
 }
 
 /* A test's data pattern: byte @i of buffer @seed. */
