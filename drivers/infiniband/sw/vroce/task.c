@@ -190,8 +190,10 @@ static bool vroce_task_handoff(const struct vroce_run_list *run,
  */
 static void vroce_task_queue_elsewhere(struct vroce_qp *qp)
 {
-	int cpu = cpumask_next(smp_processor_id(), cpu_online_mask);
+	int cpu;
 
+	lockdep_assert_preemption_disabled();
+	cpu = cpumask_next(smp_processor_id(), cpu_online_mask);
 	if (cpu >= nr_cpu_ids)
 		cpu = cpumask_first(cpu_online_mask);
 	vroce_task_queue_on(qp, cpu);

@@ -191,6 +191,16 @@ vroce_veth_dev_ipv4() {
 		wait_for 10 sh -c "grep -qx $gid /sys/class/infiniband/$1/ports/1/gids/*"
 }
 
+# vroce_rc_stream DEV PEER_DEV GID PEER_GID OP MIB: rc_stream moves MIB MiB
+# with OP (write, read, send) from DEV's QP to PEER_DEV's (one name:
+# loopback), 16 operations of 64 KiB in flight, and compares every byte.
+# An empty GID index means the first RoCE v2 IPv4 GID. The timeout is a
+# hang guard only (rc_stream has its own).
+vroce_rc_stream() {
+	VROCE_DEV=$1 VROCE_PEER_DEV=$2 VROCE_GID=$3 VROCE_PEER_GID=$4 \
+		timeout 600 "$VROCE_BIN/rc_stream" "$5" "$6"
+}
+
 # vroce_gid DEV v4|v6|v1 IFNAME ADDR: print the index of DEV's GID for ADDR
 # on IFNAME, RoCE v2 (v4, v6) or RoCE v1; fail if there is none. IPv4 in
 # the shell (no python start-up: seconds on the debug kernel), IPv6 by

@@ -67,8 +67,9 @@ counter() {
 	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
 }
 
+# stream OP: vroce_rc_stream from nma to nmb, NETEM_MIB MiB.
 stream() {
-	VROCE_DEV=nma VROCE_PEER_DEV=nmb "$VROCE_BIN/rc_stream" "$1" "$NETEM_MIB"
+	vroce_rc_stream nma nmb "" "" "$1" "$NETEM_MIB"
 }
 
 # sum NAME: NAME's counter summed over both devices.

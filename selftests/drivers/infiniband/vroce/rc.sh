@@ -193,14 +193,12 @@ pingpong() {
 	}
 }
 
-# stream OP MIB: rc_stream moves MIB MiB with OP between the two devices
-# (or within the loop's one), 16 operations of 64 KiB in flight, and
-# compares every byte. In loopback on two CPUs, a doorbell's 64 KiB frames
-# are received on the other CPU while the requester runs up to its
+# stream OP MIB: vroce_rc_stream between the topology's two devices (or
+# within the loop's one). In loopback on two CPUs, a doorbell's 64 KiB
+# frames are received on the other CPU while the requester runs up to its
 # loopback window ahead (task.c, VROCE_REQ_WINDOW_LOOP).
 stream() {
-	VROCE_DEV=$DEV_A VROCE_PEER_DEV=$DEV_B VROCE_GID=$GID_A \
-		VROCE_PEER_GID=$GID_B timeout 300 "$VROCE_BIN/rc_stream" "$@"
+	vroce_rc_stream "$DEV_A" "$DEV_B" "$GID_A" "$GID_B" "$@"
 }
 
 # perf SIZE COLUMN TOOL ARGS...: perftest's result row for SIZE bytes has
@@ -299,8 +297,8 @@ fi
 # cases 4|6: the cases run in each topology for that GID family, as
 # "DESC|COMMAND...". A perftest run costs seconds of fixed overhead on TCG,
 # so by default IPv4 runs every tool with sizes across MTU boundaries, and
-# rc_stream's three operations, and IPv6 a short list; RC_FULL=1 runs every size of every tool in both; a
-# slow kernel runs a few.
+# rc_stream's three operations, and IPv6 a short list; RC_FULL=1 runs
+# every size of every tool in both; a slow kernel runs a few.
 cases() {
 	local s bw=() lat=() q=() atomic=(FETCH_AND_ADD) stream=()
 
