@@ -465,6 +465,21 @@ static void vroce_comp_probe(struct vroce_qp *qp)
 	vroce_req_timer_arm(qp);
 }
 
+/**
+ * vroce_comp_probe_waited - probe now for an unasked tail someone waits for
+ * @qp: the QP; task_mutex held
+ *
+ * The end of a drain to SQD waits for the ACK of every WQE started; the
+ * probe's timer is only the backstop of a tail nobody waits for.
+ */
+void vroce_comp_probe_waited(struct vroce_qp *qp)
+{
+	lockdep_assert_held(&qp->task_mutex);
+
+	if (vroce_comp_outstanding(qp) && vroce_comp_may_probe(qp))
+		vroce_comp_probe(qp);
+}
+
 /* The ACK timeout expired with WQEs outstanding. */
 static void vroce_comp_ack_timeout(struct vroce_qp *qp)
 {

@@ -22,13 +22,14 @@
  *
  * ACKs are batched: AckReq is set every VROCE_REQ_ACKREQ_EVERY PSNs (or
  * half a window, if the window is smaller) and on the last packet of a
- * message that is signaled, a READ or atomic, or sent while draining to
- * SQD; not on the end of an unsignaled SEND or WRITE, which a later ACK
- * covers (vroce_req_ackreq()). So an application that signals one WQE in
- * N costs the responder about one ACK per N messages instead of N. If
- * nothing follows an unasked last packet within VROCE_REQ_PROBE_NS, the
- * requester probes: it sends that packet again, asking, and counts no
- * retry (vroce_req_rewind_tail(), vroce_comp_timer()).
+ * message that is signaled, a READ or atomic, sent while draining to SQD
+ * or with half the SQ unacknowledged; not on the end of another
+ * unsignaled SEND or WRITE, which a later ACK covers (vroce_req_ackreq()).
+ * So an application that signals one WQE in N costs the responder about
+ * one ACK per N messages instead of N. If nothing follows an unasked last
+ * packet within VROCE_REQ_PROBE_NS, the requester probes: it sends that
+ * packet again, asking, and counts no retry (vroce_req_rewind_tail(),
+ * vroce_comp_timer()); a drain to SQD probes at once.
  *
  * The ACK timeout (4.096 us << timeout) runs while anything is
  * unacknowledged: an ACK moves its end (req.ack_due), and the hrtimer
@@ -552,14 +553,28 @@ static u32 vroce_req_segs(struct vroce_qp *qp, const struct vroce_swqe *sw)
 }
 
 /*
+ * Are half the SQ's slots WQEs sent and not acknowledged? Their slots are
+ * free again only after an ACK: a consumer that posts only unsignaled WQEs
+ * would otherwise find the SQ full until the probe.
+ */
+static bool vroce_req_sq_half_full(const struct vroce_qp *qp)
+{
+	const struct vroce_queue *q = &qp->sq.queue;
+	u32 sent = (qp->req.next_new - q->cons) & q->index_mask;
+
+	return 2 * sent >= vroce_queue_capacity(q);
+}
+
+/*
  * Does a packet of @npsn PSNs ask for an ACK? The responder acknowledges
  * only the packets that do, and an ACK covers every PSN before it. Asked:
  * every VROCE_REQ_ACKREQ_EVERY PSNs (or half a window) so the window keeps
  * moving; the last packet of a message someone waits for (a signaled WQE,
- * the QP draining to SQD; READs and atomics always, their response is the
- * ACK); and the packet of a retransmission that catches up with max_psn.
- * Not asked: the end of an unsignaled SEND or WRITE. A later ACK covers
- * it; if nothing follows, the probe does (vroce_comp_timer()).
+ * the QP draining to SQD, an SQ half full of unacknowledged WQEs; READs
+ * and atomics always, their response is the ACK); and the packet of a
+ * retransmission that catches up with max_psn. Not asked: the end of any
+ * other unsignaled SEND or WRITE. A later ACK covers it; if nothing
+ * follows, the probe does (vroce_comp_timer()).
  */
 static bool vroce_req_ackreq(struct vroce_qp *qp, const struct vroce_swqe *sw,
 			     u8 opcode, u32 npsn)
@@ -579,7 +594,7 @@ static bool vroce_req_ackreq(struct vroce_qp *qp, const struct vroce_swqe *sw,
 	else
 		ask = qp->sig_all || (sw->wr.send_flags & IB_SEND_SIGNALED) ||
 		      vroce_wr_rd_atomic(sw->wr.opcode) ||
-		      READ_ONCE(qp->sq_draining);
+		      READ_ONCE(qp->sq_draining) || vroce_req_sq_half_full(qp);
 	if (ask)
 		req->since_ackreq = 0;
 	return ask;
@@ -666,11 +681,18 @@ static void vroce_req_send(struct vroce_qp *qp)
 /**
  * vroce_req_check_drained - end the SQD drain once nothing is outstanding
  * @qp: the QP; task_mutex held
+ *
+ * A drain that waits for the ACK of an unsignaled tail sent before it
+ * began probes for it now, not when the probe's backstop expires.
  */
 void vroce_req_check_drained(struct vroce_qp *qp)
 {
-	if (READ_ONCE(qp->sq_draining) && qp->sq.queue.cons == qp->req.next_new)
+	if (!READ_ONCE(qp->sq_draining))
+		return;
+	if (qp->sq.queue.cons == qp->req.next_new)
 		vroce_qp_sq_drained(qp);
+	else if (qp->ibqp.qp_type == IB_QPT_RC)
+		vroce_comp_probe_waited(qp);
 }
 
 /* May the next packet go out? A READ counts all its response PSNs. */

@@ -52,9 +52,14 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
 /*
  * How long the last packet of an unsignaled SEND or WRITE, sent without
  * AckReq, may stay unacknowledged once nothing follows it: then the
- * requester sends it again, asking (a probe, not a retry).
+ * requester sends it again, asking (a probe, not a retry). A backstop for
+ * a tail nobody waits for: whoever waits asks at once (a drain to SQD, an
+ * SQ half full of unacknowledged WQEs). Each new unasked tail moves the
+ * deadline, and the timer, when it expires early, re-arms for it: during a
+ * stream of unsignaled messages it fires once per this period, an
+ * interrupt each time.
  */
-#define VROCE_REQ_PROBE_NS	(500 * NSEC_PER_USEC)
+#define VROCE_REQ_PROBE_NS	(5 * NSEC_PER_MSEC)
 /* Received packets a QP queues before its task runs; then drops. */
 #define VROCE_RXQ_MAX		4096
 static_assert(VROCE_REQ_WINDOW_LOOP * 2 <= VROCE_RXQ_MAX);
@@ -320,6 +325,7 @@ void vroce_req_set_window(struct vroce_qp *qp);
 /* comp.c APIs: */
 void vroce_comp_rx(struct vroce_qp *qp, struct sk_buff *skb);
 void vroce_comp_timer(struct vroce_qp *qp);
+void vroce_comp_probe_waited(struct vroce_qp *qp);
 void vroce_comp_retire(struct vroce_qp *qp);
 void vroce_comp_fail_at(struct vroce_qp *qp, u32 slot,
 			enum ib_wc_status status);

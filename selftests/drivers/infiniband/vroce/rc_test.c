@@ -1410,6 +1410,75 @@ TEST_F_TIMEOUT(rc, unsignaled_then_sqd, TEST_TIMEOUT_S)
 	}
 }
 
+/*
+ * Only unsignaled WRITEs through a 4-deep SQ: their slots are free again
+ * only once acknowledged, and the requester leaves the end of an
+ * unsignaled WRITE without AckReq. It must ask once half the SQ waits for
+ * an ACK, so a consumer posting as fast as slots free up never waits for
+ * the probe of an idle tail (a retransmission each: retrans_pkts). Every
+ * WRITE lands, in order.
+ */
+TEST_F_TIMEOUT(rc, unsignaled_small_sq, TEST_TIMEOUT_S)
+{
+	const uint32_t n = 256, len = 64, stride = 128;
+	const char *dev = getenv("VROCE_DEV");
+	struct ibv_qp_init_attr init = {
+		.send_cq = self->a.scq, .recv_cq = self->a.rcq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	long long before, after;
+	double end;
+	struct seg g;
+	uint32_t i;
+
+	ASSERT_EQ(0, ibv_destroy_qp(self->a.qp));
+	self->a.qp = ibv_create_qp(self->a.pd, &init);
+	ASSERT_NE(NULL, self->a.qp) TH_LOG("create_qp: %s", strerror(errno));
+	ASSERT_GE(16U, init.cap.max_send_wr);
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	before = vroce_hw_counter(dev, "retrans_pkts");
+	ASSERT_LE(0, before);
+	for (i = 0; i < n; i++) {
+		struct ibv_sge sge = {
+			(uintptr_t)self->a.buf + i * stride, len, self->a.mr->lkey,
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+		}, *bad;
+		int err;
+
+		g = (struct seg){ i * stride, len };
+		fill_src(self->a.buf, &g, 1, 900 + i);
+		g.off += GUARD;
+		poison_dst(self->b.buf, &g, 1, 900 + i);
+		wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + g.off;
+		wr.wr.rdma.rkey = self->b.mr->rkey;
+		end = vroce_now_s() + POLL_TIMEOUT_S;
+		while ((err = ibv_post_send(self->a.qp, &wr, &bad)) == ENOMEM &&
+		       vroce_now_s() < end)
+			sched_yield();
+		ASSERT_EQ(0, err) TH_LOG("post %u: %s", i, strerror(err));
+	}
+	after = vroce_hw_counter(dev, "retrans_pkts");
+	/* Without the ask, every fill of the SQ waits for a probe: n / 4. */
+	EXPECT_GE(before + 4, after) TH_LOG("%lld probes or retries",
+					    after - before);
+	g = (struct seg){ GUARD + (n - 1) * stride, len };
+	end = vroce_now_s() + POLL_TIMEOUT_S;
+	while (vroce_mismatch(self->b.buf + g.off, len, 900 + n - 1,
+			      pattern) >= 0 && vroce_now_s() < end)
+		usleep(1000);
+	for (i = 0; i < n; i++) {
+		g = (struct seg){ GUARD + i * stride, len };
+		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &g, 1, len, 900 + i));
+	}
+	expect_cq_empty(_metadata, self->a.scq);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
+}
+
 static const struct conn conn_short = {
 	.timeout = 10, .retry_cnt = 2, .rnr_retry = 7, .min_rnr_timer = 12,
 };

@@ -102,24 +102,6 @@ static void expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
 		*out = wc;
 }
 
-/* A hw counter of @dev's port 1; -1 if it has none of that name. */
-static long long counter(const char *dev, const char *name)
-{
-	char path[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /* Wait (bounded: a hang guard) until counter @name of @dev passes @old. */
 static void wait_counter(const char *dev, const char *name, long long old)
 {
@@ -129,7 +111,7 @@ static void wait_counter(const char *dev, const char *name, long long old)
 		usleep(500000);	/* no such counter (another driver) */
 		return;
 	}
-	while (counter(dev, name) <= old && vroce_now_s() < end)
+	while (vroce_hw_counter(dev, name) <= old && vroce_now_s() < end)
 		usleep(1000);
 }
 
@@ -489,7 +471,7 @@ TEST_F_TIMEOUT(ud, privileged_qkey, TEST_TIMEOUT_S)
 TEST_F_TIMEOUT(ud, no_recv_dropped, TEST_TIMEOUT_S)
 {
 	struct side *a = &self->a, *b = &self->b;
-	long long old = counter(b->name, "out_of_buffer");
+	long long old = vroce_hw_counter(b->name, "out_of_buffer");
 	struct ibv_wc wc;
 
 	fill(a->buf, 64, 8);
@@ -498,7 +480,7 @@ TEST_F_TIMEOUT(ud, no_recv_dropped, TEST_TIMEOUT_S)
 	/* Until the receiver dropped it, a new WQE could take it. */
 	wait_counter(b->name, "out_of_buffer", old);
 	if (old >= 0)
-		EXPECT_LT(old, counter(b->name, "out_of_buffer"));
+		EXPECT_LT(old, vroce_hw_counter(b->name, "out_of_buffer"));
 	post_recv(_metadata, b, 9, RECV_OFF, GRH_BYTES + a->mtu);
 	ASSERT_EQ(0, ud_send(a, b, 2, 40, QKEY, IBV_WR_SEND, 0));
 	expect_wc(_metadata, a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
@@ -801,7 +783,7 @@ TEST_F_TIMEOUT(mcast, deliver, TEST_TIMEOUT_S)
 TEST_F_TIMEOUT(mcast, no_member, TEST_TIMEOUT_S)
 {
 	struct side *a = &self->a, *b = &self->b;
-	long long old = counter(b->name, "rcvd_no_qp");
+	long long old = vroce_hw_counter(b->name, "rcvd_no_qp");
 
 	/*
 	 * Over RoCE v2 the host IP stack drops datagrams of a group the
@@ -814,7 +796,7 @@ TEST_F_TIMEOUT(mcast, no_member, TEST_TIMEOUT_S)
 	send_to(_metadata, a, self->mah, MCAST_QPN, 10, 1, QKEY);
 	wait_counter(b->name, "rcvd_no_qp", old);
 	if (old >= 0)
-		EXPECT_LT(old, counter(b->name, "rcvd_no_qp"));
+		EXPECT_LT(old, vroce_hw_counter(b->name, "rcvd_no_qp"));
 }
 
 /*
