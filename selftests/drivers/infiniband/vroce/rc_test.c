@@ -1463,9 +1463,12 @@ TEST_F_TIMEOUT(rc, unsignaled_small_sq, TEST_TIMEOUT_S)
 		ASSERT_EQ(0, err) TH_LOG("post %u: %s", i, strerror(err));
 	}
 	after = vroce_hw_counter(dev, "retrans_pkts");
-	/* Without the ask, every fill of the SQ waits for a probe: n / 4. */
-	EXPECT_GE(before + 4, after) TH_LOG("%lld probes or retries",
-					    after - before);
+	/*
+	 * Without the ask, every fill of the SQ waits for a probe: about
+	 * n / 7. The margin is for an ACK late by the probe's 5 ms.
+	 */
+	EXPECT_GE(before + n / 16, after) TH_LOG("%lld probes or retries",
+						 after - before);
 	g = (struct seg){ GUARD + (n - 1) * stride, len };
 	end = vroce_now_s() + POLL_TIMEOUT_S;
 	while (vroce_mismatch(self->b.buf + g.off, len, 900 + n - 1,
