@@ -1438,8 +1438,8 @@ TEST_F_TIMEOUT(rc, unsignaled_small_sq, TEST_TIMEOUT_S)
 	ASSERT_NE(NULL, self->a.qp) TH_LOG("create_qp: %s", strerror(errno));
 	ASSERT_GE(16U, init.cap.max_send_wr);
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	/* -1: no such counter (rdma_rxe asks for every ACK: nothing to see). */
 	before = vroce_hw_counter(dev, "retrans_pkts");
-	ASSERT_LE(0, before);
 	for (i = 0; i < n; i++) {
 		struct ibv_sge sge = {
 			(uintptr_t)self->a.buf + i * stride, len, self->a.mr->lkey,
@@ -1467,8 +1467,9 @@ TEST_F_TIMEOUT(rc, unsignaled_small_sq, TEST_TIMEOUT_S)
 	 * Without the ask, every fill of the SQ waits for a probe: about
 	 * n / 7. The margin is for an ACK late by the probe's 5 ms.
 	 */
-	EXPECT_GE(before + n / 16, after) TH_LOG("%lld probes or retries",
-						 after - before);
+	if (before >= 0)
+		EXPECT_GE(before + n / 16, after)
+			TH_LOG("%lld probes or retries", after - before);
 	g = (struct seg){ GUARD + (n - 1) * stride, len };
 	end = vroce_now_s() + POLL_TIMEOUT_S;
 	while (vroce_mismatch(self->b.buf + g.off, len, 900 + n - 1,
