@@ -303,33 +303,41 @@ static bool vroce_rx_v2_frame(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 }
 
 /*
- * Find the device, linearize, parse the framing with @frame, validate and
- * demultiplex. Consumes @skb.
+ * Linearize, parse the framing with @frame, validate and demultiplex.
+ * Consumes @skb.
  */
+static void vroce_rx_pkt(struct vroce_rx_pkt *pkt, struct sk_buff *skb,
+			 bool (*frame)(struct vroce_rx_pkt *pkt,
+				       struct sk_buff *skb))
+{
+	/*
+	 * A loopback frame has its headers in the linear area and may have
+	 * its payload in the sender's pages (tx.c, vroce_pkt_walk_payload()).
+	 */
+	if (!pkt->loopback && skb_linearize(skb)) {
+		kfree_skb(skb);
+	} else if (!frame(pkt, skb)) {
+		vroce_rx_count(pkt, VROCE_CNT_RCVD_MALFORMED);
+		kfree_skb(skb);
+	} else {
+		vroce_rx_roce(pkt, skb);
+	}
+}
+
+/* Find the device by skb->dev, then vroce_rx_pkt(). Consumes @skb. */
 static void vroce_rx_skb(struct sk_buff *skb,
 			 bool (*frame)(struct vroce_rx_pkt *pkt,
-				       struct sk_buff *skb), bool loopback,
+				       struct sk_buff *skb),
 			 struct vroce_run_list *run)
 {
-	struct vroce_rx_pkt pkt = { .loopback = loopback, .run = run };
+	struct vroce_rx_pkt pkt = { .run = run };
 
 	pkt.vdev = vroce_rx_find_dev(skb->dev);
 	if (!pkt.vdev) {
 		kfree_skb(skb);
 		return;
 	}
-	/*
-	 * A loopback frame has its headers in the linear area and may have
-	 * its payload in the sender's pages (tx.c, vroce_pkt_walk_payload()).
-	 */
-	if (!loopback && skb_linearize(skb)) {
-		kfree_skb(skb);
-	} else if (!frame(&pkt, skb)) {
-		vroce_rx_count(&pkt, VROCE_CNT_RCVD_MALFORMED);
-		kfree_skb(skb);
-	} else {
-		vroce_rx_roce(&pkt, skb);
-	}
+	vroce_rx_pkt(&pkt, skb, frame);
 	ib_device_put(&pkt.vdev->ibdev);
 }
 
@@ -341,7 +349,7 @@ static void vroce_rx_skb(struct sk_buff *skb,
  */
 void vroce_rx_v2(struct sk_buff *skb)
 {
-	vroce_rx_skb(skb, vroce_rx_v2_frame, false, NULL);
+	vroce_rx_skb(skb, vroce_rx_v2_frame, NULL);
 }
 
 /* RoCEv1: skb->data is at the GRH; trailing Ethernet padding is allowed. */
@@ -378,46 +386,57 @@ static int vroce_rx_v1(struct sk_buff *skb, struct net_device *ndev,
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
-	vroce_rx_skb(skb, vroce_rx_v1_frame, false, NULL);
+	vroce_rx_skb(skb, vroce_rx_v1_frame, NULL);
 	return NET_RX_SUCCESS;
 }
 
-static void vroce_rx_local(struct sk_buff *skb, bool loopback,
-			   struct vroce_run_list *run)
+/*
+ * Parse and validate a frame built by vroce_tx(), skb->data at its L3
+ * header, for @pkt's device. Consumes @skb.
+ */
+static void vroce_rx_local(struct vroce_rx_pkt *pkt, struct sk_buff *skb)
 {
 	skb->pkt_type = PACKET_HOST;
-	local_bh_disable();
 	if (skb->protocol == htons(ETH_P_IBOE)) {
-		__skb_pull(skb, skb_network_offset(skb));
-		vroce_rx_skb(skb, vroce_rx_v1_frame, loopback, run);
+		vroce_rx_pkt(pkt, skb, vroce_rx_v1_frame);
 	} else {
 		__skb_pull(skb, skb_transport_offset(skb));
-		vroce_rx_skb(skb, vroce_rx_v2_frame, loopback, run);
+		vroce_rx_pkt(pkt, skb, vroce_rx_v2_frame);
 	}
-	local_bh_enable();
 }
 
 /**
  * vroce_rx_loopback - receive a frame vroce sent to its own device
+ * @vdev: the device that sent it, which receives it
  * @skb: a frame built by vroce_tx() for its own netdev's MAC address,
- *	skb->data at its Ethernet header, network and transport headers set;
- *	consumed
+ *	skb->data at its L3 header (it has no Ethernet header), network and
+ *	transport headers set; consumed
  * @run: the run list of the sending task's context, or NULL
  *
  * The frame does not go through the netdev or the IP stack (which would
  * drop a packet from one of its own addresses as a martian). It never
- * leaves memory, so nothing can corrupt it: it has no pad or ICRC (and a
- * zero IPv6 UDP checksum), as a NIC's internal loopback does not serialize
- * a packet, and may be longer than any wire frame (VROCE_LOOP_PAYLOAD).
+ * leaves memory, so nothing can corrupt it: it has no Ethernet header, no
+ * IPv4 header checksum, no pad and no ICRC (and a zero IPv6 UDP checksum),
+ * as a NIC's internal loopback does not serialize a packet, and may be
+ * longer than any wire frame (VROCE_LOOP_PAYLOAD). The sender is the
+ * receiver, as in a NIC: no lookup by netdev, and no device reference
+ * either, as the sending QP's task holds the device.
  * The receive path only queues it for a QP's task, so this does not
  * recurse into the transmit path; the task runs next in the sender's
  * context when @run has room (vroce_qp_rx()), or on the workqueue.
  *
  * Context: process or softirq; runs the receive path with BHs disabled.
  */
-void vroce_rx_loopback(struct sk_buff *skb, struct vroce_run_list *run)
+void vroce_rx_loopback(struct vroce_dev *vdev, struct sk_buff *skb,
+		       struct vroce_run_list *run)
 {
-	vroce_rx_local(skb, true, run);
+	struct vroce_rx_pkt pkt = {
+		.vdev = vdev, .loopback = true, .run = run,
+	};
+
+	local_bh_disable();
+	vroce_rx_local(&pkt, skb);
+	local_bh_enable();
 }
 
 /**
@@ -432,7 +451,18 @@ void vroce_rx_loopback(struct sk_buff *skb, struct vroce_run_list *run)
  */
 void vroce_rx_self(struct sk_buff *skb, struct vroce_run_list *run)
 {
-	vroce_rx_local(skb, false, run);
+	struct vroce_rx_pkt pkt = { .run = run };
+
+	__skb_pull(skb, skb_network_offset(skb));
+	local_bh_disable();
+	pkt.vdev = vroce_rx_find_dev(skb->dev);
+	if (pkt.vdev) {
+		vroce_rx_local(&pkt, skb);
+		ib_device_put(&pkt.vdev->ibdev);
+	} else {
+		kfree_skb(skb);
+	}
+	local_bh_enable();
 }
 
 static struct packet_type vroce_rx_v1_ptype = {

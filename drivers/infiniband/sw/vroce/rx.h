@@ -3,11 +3,13 @@
 #define _VROCE_RX_H
 
 struct sk_buff;
+struct vroce_dev;
 struct vroce_run_list;
 
 /* rx.c APIs: */
 void vroce_rx_v2(struct sk_buff *skb);
-void vroce_rx_loopback(struct sk_buff *skb, struct vroce_run_list *run);
+void vroce_rx_loopback(struct vroce_dev *vdev, struct sk_buff *skb,
+		       struct vroce_run_list *run);
 void vroce_rx_self(struct sk_buff *skb, struct vroce_run_list *run);
 void vroce_rx_init(void);
 void vroce_rx_exit(void);

@@ -20,11 +20,12 @@
  * RC requester's pinned user pages, see req.c), and that a loopback frame
  * of more than a page that is copied gets its payload in order-0 pages.
  * A loopback frame never reaches a wire, and only the receive path of this
- * device reads it (vroce_rx_loopback()): it has no pad and no ICRC after
- * its payload, so all MAX_SKB_FRAGS fragments can hold payload, and it may
- * carry up to VROCE_TX_PAYLOAD_MAX bytes of it: an IP, UDP or GRH length
- * field that cannot hold its length is 0, as in a BIG TCP or jumbogram
- * packet (RFC 2675), and the receive path takes the skb's length instead.
+ * device reads it (vroce_rx_loopback()): it has no Ethernet header, no
+ * IPv4 header checksum, and no pad and no ICRC after its payload, so all
+ * MAX_SKB_FRAGS fragments can hold payload, and it may carry up to
+ * VROCE_TX_PAYLOAD_MAX bytes of it: an IP, UDP or GRH length field that
+ * cannot hold its length is 0, as in a BIG TCP or jumbogram packet
+ * (RFC 2675), and the receive path takes the skb's length instead.
  *
  * IPv4 gets DF, TOS = traffic class, TTL = hop limit, an IP ID from
  * __ip_select_ident() (0 in a loopback frame, which no wire or other host
@@ -170,11 +171,16 @@ static void vroce_tx_ipv4(void *p, struct net_device *ndev,
 	iph->protocol = IPPROTO_UDP;
 	memcpy(&iph->saddr, pi->sgid_attr->gid.raw + 12, sizeof(iph->saddr));
 	memcpy(&iph->daddr, pi->dgid.raw + 12, sizeof(iph->daddr));
-	/* DF: any ID will do (RFC 6864); only a wire frame pays for one. */
-	if (lo->loopback)
+	/*
+	 * DF: any ID will do (RFC 6864). Only a wire frame pays for one and
+	 * for a header checksum: nothing checks a loopback frame's.
+	 */
+	if (lo->loopback) {
 		iph->id = 0;
-	else
-		__ip_select_ident(dev_net(ndev), iph, 1);
+		iph->check = 0;
+		return;
+	}
+	__ip_select_ident(dev_net(ndev), iph, 1);
 	ip_send_check(iph);
 }
 
@@ -496,7 +502,9 @@ static struct sk_buff *vroce_tx_skb(struct net_device *ndev,
 	skb->protocol = vroce_tx_proto(lo->type);
 	skb->priority = vroce_tx_prio(pi);
 	skb->ip_summed = CHECKSUM_NONE;
-	if (dev_hard_header(skb, ndev, ntohs(skb->protocol), pi->dmac, NULL,
+	/* A loopback frame's Ethernet header would be read by nothing. */
+	if (!lo->loopback &&
+	    dev_hard_header(skb, ndev, ntohs(skb->protocol), pi->dmac, NULL,
 			    len) < 0) {
 		kfree_skb(skb);
 		return ERR_PTR(-EINVAL);
@@ -589,7 +597,7 @@ int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 	}
 	/* A destination on this device: straight to the receive path. */
 	if (lo.loopback) {
-		vroce_rx_loopback(skb, pi->run);
+		vroce_rx_loopback(vdev, skb, pi->run);
 		err = NET_XMIT_SUCCESS;
 	} else {
 		vroce_tx_mcast_loop(vdev, pi, skb, gfp);
