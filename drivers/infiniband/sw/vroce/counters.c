@@ -9,10 +9,13 @@
  * Bytes count the packet from its L3 header (GRH, IPv4 or IPv6) through the
  * ICRC: no Ethernet header, VLAN tag or FCS.
  *
- * Counters are atomic64_t in the device, updated without a lock from the
- * transmit path (process or softirq context) and the receive path
- * (softirq). They start at zero when the device is created and are never
- * reset.
+ * Counters are per CPU (struct vroce_counters), updated without a lock from
+ * the transmit path (process or softirq context) and the receive path
+ * (softirq), and summed over the possible CPUs when read: a read may miss
+ * the updates that run meanwhile, and is not a snapshot across counters.
+ * A 64-bit CPU loads each CPU's share whole; a 32-bit one may read a share
+ * torn by an update that carries into its high word. They start at zero
+ * when the device is created and are never reset.
  */
 
 #include <linux/build_bug.h>
@@ -59,13 +62,39 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_RP_CNP_IGNORED].name = "rp_cnp_ignored",
 };
 
-void vroce_counters_init(struct vroce_counters *c)
+/* Return: 0, or -ENOMEM. */
+int vroce_counters_init(struct vroce_counters *c)
 {
-	int i;
-
 	BUILD_BUG_ON(ARRAY_SIZE(vroce_counter_descs) != VROCE_NUM_COUNTERS);
-	for (i = 0; i < VROCE_NUM_COUNTERS; i++)
-		atomic64_set(&c->val[i], 0);
+	c->pcpu = alloc_percpu(struct vroce_counter_vals);
+	return c->pcpu ? 0 : -ENOMEM;
+}
+
+/* Also after a failed vroce_counters_init(). */
+void vroce_counters_free(struct vroce_counters *c)
+{
+	free_percpu(c->pcpu);
+	c->pcpu = NULL;
+}
+
+/**
+ * vroce_counter_read - the value of one counter
+ * @c: the device's counters
+ * @idx: which
+ *
+ * Context: any.
+ */
+u64 vroce_counter_read(const struct vroce_counters *c, enum vroce_counter idx)
+{
+	const struct vroce_counter_vals *v;
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		v = per_cpu_ptr(c->pcpu, cpu);
+		sum += READ_ONCE(v->val[idx]);
+	}
+	return sum;
 }
 
 struct rdma_hw_stats *vroce_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -83,6 +112,6 @@ int vroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	int i;
 
 	for (i = 0; i < VROCE_NUM_COUNTERS; i++)
-		stats->value[i] = atomic64_read(&c->val[i]);
+		stats->value[i] = vroce_counter_read(c, i);
 	return VROCE_NUM_COUNTERS;
 }

@@ -2,7 +2,7 @@
 #ifndef _VROCE_COUNTERS_H
 #define _VROCE_COUNTERS_H
 
-#include <linux/atomic.h>
+#include <linux/percpu.h>
 #include <linux/types.h>
 
 struct ib_device;
@@ -52,29 +52,37 @@ enum vroce_counter {
 	VROCE_NUM_COUNTERS
 };
 
+/* One CPU's share of every counter. */
+struct vroce_counter_vals {
+	u64 val[VROCE_NUM_COUNTERS];
+};
+
 /**
  * struct vroce_counters - the counters of one device
- * @val: one atomic64 per enum vroce_counter; updated from any context
- *       without a lock, read one at a time (no snapshot across counters)
+ * @pcpu: each CPU's share, updated by that CPU with this_cpu_add() (no
+ *	  lock, no atomic instruction, no cache line shared between CPUs)
+ *	  from any context, summed by vroce_counter_read()
  */
 struct vroce_counters {
-	atomic64_t val[VROCE_NUM_COUNTERS];
+	struct vroce_counter_vals __percpu *pcpu;
 };
 
 static inline void vroce_counter_add(struct vroce_counters *c,
 				     enum vroce_counter idx, u64 n)
 {
-	atomic64_add(n, &c->val[idx]);
+	this_cpu_add(c->pcpu->val[idx], n);
 }
 
 static inline void vroce_counter_inc(struct vroce_counters *c,
 				     enum vroce_counter idx)
 {
-	atomic64_inc(&c->val[idx]);
+	this_cpu_inc(c->pcpu->val[idx]);
 }
 
 /* counters.c APIs: */
-void vroce_counters_init(struct vroce_counters *c);
+int vroce_counters_init(struct vroce_counters *c);
+void vroce_counters_free(struct vroce_counters *c);
+u64 vroce_counter_read(const struct vroce_counters *c, enum vroce_counter idx);
 struct rdma_hw_stats *vroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port_num);
 int vroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,

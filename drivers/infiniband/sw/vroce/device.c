@@ -69,7 +69,6 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 	atomic_set(&vdev->num_qps, 0);
 	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&vdev->srqs, XA_FLAGS_ALLOC1);
-	vroce_counters_init(&vdev->counters);
 	vroce_cc_init(&vdev->cc);
 
 	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
@@ -164,6 +163,9 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 		return -ENOMEM;
 	vroce_dev_setup(vdev, ndev);
 
+	err = vroce_counters_init(&vdev->counters);
+	if (err)
+		goto err_dealloc;
 	err = vroce_net_get(dev_net(ndev));
 	if (err)
 		goto err_dealloc;
@@ -226,6 +228,7 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&vdev->qps) || !xa_empty(&vdev->srqs));
 	xa_destroy(&vdev->qps);
 	xa_destroy(&vdev->srqs);
+	vroce_counters_free(&vdev->counters);
 }
 
 /**

@@ -70,7 +70,7 @@ int vroce_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->max_vl_num = 1;
 	attr->max_msg_sz = VROCE_MAX_MSG_SIZE;
 	/* A 16-bit counter in IBTA; saturates. */
-	qkey_err = atomic64_read(&vdev->counters.val[VROCE_CNT_RCVD_QKEY_ERR]);
+	qkey_err = vroce_counter_read(&vdev->counters, VROCE_CNT_RCVD_QKEY_ERR);
 	attr->qkey_viol_cntr = min_t(u64, qkey_err, 0xffff);
 	attr->ip_gids = true;
 	attr->phys_state = vroce_port_phys_state(ndev);
