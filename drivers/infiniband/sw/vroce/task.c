@@ -212,6 +212,8 @@ static void vroce_task_queue_elsewhere(struct vroce_qp *qp)
 void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
 		 struct vroce_run_list *run)
 {
+	bool handoff;
+
 	if (skb_queue_len(&qp->rxq) >= VROCE_RXQ_MAX) {
 		vroce_counter_inc(&to_vdev(qp->ibqp.device)->counters,
 				  VROCE_CNT_RCVD_QUEUE_FULL);
@@ -219,8 +221,10 @@ void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
 		vroce_qp_put(qp);
 		return;
 	}
+	/* Decided before the skb is queued: its QP's task may free it at once. */
+	handoff = run && vroce_task_handoff(run, skb);
 	skb_queue_tail(&qp->rxq, skb);
-	if (run && vroce_task_handoff(run, skb)) {
+	if (handoff) {
 		vroce_task_queue_elsewhere(qp);
 		return;
 	}
