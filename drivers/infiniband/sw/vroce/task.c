@@ -34,10 +34,6 @@
  *   posts and polls instead of after it. The requester's loopback window
  *   (VROCE_REQ_WINDOW_LOOP) lets the doorbell run that far ahead of the
  *   copies and their ACKs.
- * - The doorbell of an RC QP that streams to a peer on the wire (some of
- *   its packets unacknowledged) queues the task on another CPU instead of
- *   running it (vroce_task_doorbell()): the posting thread goes back to
- *   posting and polling while another CPU sends.
  * - The task runs in process context and sends with dev_queue_xmit(); the
  *   softirqs a transmission raises (veth, loopback) run when it re-enables
  *   bottom halves, so a receiver on the same CPU keeps up with the sender.
@@ -503,30 +499,6 @@ static void vroce_task_run(struct work_struct *work)
 	vroce_run_list_drain(&run);
 }
 
-/*
- * Does a doorbell of @qp post to a stream of RC messages to a peer on the
- * wire: are some of its packets still unacknowledged, and is there another
- * CPU? Read without task_mutex: a stale answer only picks the other CPU,
- * or this one, for one run.
- */
-static bool vroce_task_streams_to_wire(const struct vroce_qp *qp)
-{
-	return qp->ibqp.qp_type == IB_QPT_RC && READ_ONCE(qp->req.wire) &&
-	       /* task-owned: a hint, racing with the task's updates */
-	       data_race(qp->req.una != qp->req.psn) &&
-	       num_online_cpus() > 1;
-}
-
-/* Queue the task on the next online CPU, unless the QP is going away. */
-static void vroce_task_kick_elsewhere(struct vroce_qp *qp)
-{
-	if (!refcount_inc_not_zero(&qp->ref))
-		return;
-	preempt_disable();
-	vroce_task_queue_elsewhere(qp);
-	preempt_enable();
-}
-
 /**
  * vroce_task_doorbell - run the QP's task in the caller's context if idle
  * @qp: the QP, held by the caller (a user QP in a uverbs system call)
@@ -537,14 +509,6 @@ static void vroce_task_kick_elsewhere(struct vroce_qp *qp)
  * once it is done (vroce_task_try_run()); if the budget runs out with work
  * left, the task is kicked. Nothing posted is missed.
  *
- * Except a doorbell of an RC QP streaming to the wire (packets still
- * unacknowledged, see vroce_task_streams_to_wire()): its task is queued
- * on another CPU, and the system call returns at once. The requester,
- * and the receive softirqs its transmissions raise on a virtual netdev
- * (veth), then run beside the thread that posts and polls, not in its
- * time slice. A doorbell of an idle QP (a latency test, the first message
- * of a burst) still sends in the system call: it waits for no worker.
- *
  * Context: process, may sleep.
  */
 void vroce_task_doorbell(struct vroce_qp *qp)
@@ -552,10 +516,6 @@ void vroce_task_doorbell(struct vroce_qp *qp)
 	struct vroce_run_list run = { .doorbell = true };
 
 	might_sleep();
-	if (vroce_task_streams_to_wire(qp)) {
-		vroce_task_kick_elsewhere(qp);
-		return;
-	}
 	vroce_task_try_run(qp, &run);
 	vroce_run_list_drain(&run);
 }
