@@ -17,7 +17,13 @@
  * device and its counters stay valid while a packet is being processed,
  * and a device that is being unregistered gets no new packets. The device
  * is checked to be ours (its dealloc_driver) because rdma_rxe shares the
- * driver id (DESIGN D3).
+ * driver id (DESIGN D3). A frame the device sent to itself (internal
+ * loopback, or the copy of a multicast frame for its own group members) is
+ * not looked up: vroce_tx() hands over the sending device, which its
+ * caller keeps alive (a QP's task: the device outlives its QPs; a debugfs
+ * injection: a registration reference). Such a frame may still arrive
+ * while the device is being unregistered, for QPs that are not destroyed
+ * yet; vroce_qp_get() finds none once they are.
  *
  * Validation, in this order, every failure counted once and dropped:
  *  1. the packet holds a BTH and an ICRC, lengths agree with the UDP length
@@ -36,9 +42,10 @@
  *
  * A frame this device sent to itself (internal loopback, handed over by
  * vroce_rx_loopback()) never was on a wire and is read only here: it has
- * no pad and no ICRC (tx.c), so its payload needs no alignment and step 2
- * is skipped, and a length field of 0 in it stands for the skb's length
- * (a frame of more than 64 KiB).
+ * no Ethernet header, no IPv4 header checksum, no pad and no ICRC (tx.c),
+ * so its payload needs no alignment and step 2 is skipped, and a length
+ * field of 0 in it stands for the skb's length (a frame of more than
+ * 64 KiB).
  */
 
 #include <linux/if_ether.h>
@@ -441,6 +448,7 @@ void vroce_rx_loopback(struct vroce_dev *vdev, struct sk_buff *skb,
 
 /**
  * vroce_rx_self - receive a copy of a frame this device sent to a wire
+ * @vdev: the device that sent it, which receives it
  * @skb: the copy (a multicast frame for this device's own group members),
  *	skb->data at its Ethernet header; consumed
  * @run: the run list of the sending task's context, or NULL
@@ -449,19 +457,14 @@ void vroce_rx_loopback(struct vroce_dev *vdev, struct sk_buff *skb,
  *
  * Context: as vroce_rx_loopback().
  */
-void vroce_rx_self(struct sk_buff *skb, struct vroce_run_list *run)
+void vroce_rx_self(struct vroce_dev *vdev, struct sk_buff *skb,
+		   struct vroce_run_list *run)
 {
-	struct vroce_rx_pkt pkt = { .run = run };
+	struct vroce_rx_pkt pkt = { .vdev = vdev, .run = run };
 
 	__skb_pull(skb, skb_network_offset(skb));
 	local_bh_disable();
-	pkt.vdev = vroce_rx_find_dev(skb->dev);
-	if (pkt.vdev) {
-		vroce_rx_local(&pkt, skb);
-		ib_device_put(&pkt.vdev->ibdev);
-	} else {
-		kfree_skb(skb);
-	}
+	vroce_rx_local(&pkt, skb);
 	local_bh_enable();
 }
 

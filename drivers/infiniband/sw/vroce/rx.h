@@ -10,7 +10,8 @@ struct vroce_run_list;
 void vroce_rx_v2(struct sk_buff *skb);
 void vroce_rx_loopback(struct vroce_dev *vdev, struct sk_buff *skb,
 		       struct vroce_run_list *run);
-void vroce_rx_self(struct sk_buff *skb, struct vroce_run_list *run);
+void vroce_rx_self(struct vroce_dev *vdev, struct sk_buff *skb,
+		   struct vroce_run_list *run);
 void vroce_rx_init(void);
 void vroce_rx_exit(void);
 

@@ -559,12 +559,13 @@ static void vroce_tx_mcast_loop(struct vroce_dev *vdev,
 		return;
 	clone = skb_clone(skb, gfp);
 	if (clone)
-		vroce_rx_self(clone, pi->run);
+		vroce_rx_self(vdev, clone, pi->run);
 }
 
 /**
  * vroce_tx - build and send one RoCE packet
- * @vdev: the sending device, whose counters are updated
+ * @vdev: the sending device, whose counters are updated and which
+ *	receives what it sends to itself; the caller keeps it alive
  * @pi: what to send; see struct vroce_pkt_info
  * @gfp: allocation flags for the skb
  *
