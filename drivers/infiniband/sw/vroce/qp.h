@@ -53,6 +53,8 @@ struct vroce_av {
  *	released (task.c)
  * @run: while the task runs, the run list of the context running it (the
  *	receivers of its loopback packets go there; task_mutex)
+ * @tx_skb: the skb the task's short loopback frames reuse, or NULL
+ *	(tx.c; task_mutex)
  * @req: requester and completer state, owned by the task
  * @resp: responder state, owned by the task
  * @cc: congestion control (NP, RP, pacer), owned by the task (cc_rp.c)
@@ -80,6 +82,7 @@ struct vroce_qp {
 	unsigned long task_flags;
 	struct sk_buff_head rxq;
 	struct vroce_run_list *run;
+	struct sk_buff *tx_skb;
 	struct vroce_req req;
 	struct vroce_resp resp;
 	struct vroce_qp_cc cc;

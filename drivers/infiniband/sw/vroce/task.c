@@ -639,6 +639,7 @@ void vroce_xport_qp_free(struct vroce_qp *qp)
 	kvfree(qp->resp.res);
 	kfree(qp->resp.rwqe);
 	kvfree(qp->req.wqes);
+	vroce_tx_cache_free(&qp->tx_skb);
 }
 
 /**
@@ -669,6 +670,7 @@ void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 	pi->sqpn = qp->ibqp.qp_num;
 	pi->dqpn = qp->attr.dest_qp_num;
 	pi->psn = psn & VROCE_PSN_MASK;
+	pi->skb_cache = &qp->tx_skb;
 	pi->run = qp->run;
 }
 

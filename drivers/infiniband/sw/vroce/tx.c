@@ -353,15 +353,86 @@ static u32 vroce_tx_prio(const struct vroce_pkt_info *pi)
 	return vroce_cc_prio(pi->sl, pi->traffic_class);
 }
 
-/* An skb with room for @linear bytes from the L3 header on. */
+/*
+ * The skb cache: a sender's short loopback frames reuse one skb.
+ *
+ * A frame to a QP of the same device is read and freed by its receiver
+ * before its sender's next one, most of the time (the run list, task.c),
+ * so each short request and each ACK of a message stream would allocate
+ * and free an skb and its head. Instead the sender's slot keeps a
+ * reference on the skb of its last short loopback frame: once the
+ * receiver has freed the frame (kfree_skb() and consume_skb() drop only
+ * its reference), the slot's is the only one left, and the skb is emptied
+ * for the next frame. A frame while the last is still in flight, or a
+ * longer one, gets an skb of its own.
+ *
+ * Only a linear loopback frame is cached. It never reaches a netdev or the
+ * IP stack, so its receiver sees an skb that no one else has touched, and
+ * reads it (skb_shared() is true while the slot holds it): the receive
+ * path changes only its data pointer, length, pkt_type and cb, which the
+ * next frame sets anew. A receiver that clones it (a frame to the
+ * multicast QPN) makes the skb leave the cache.
+ */
+#define VROCE_TX_CACHE_BYTES SKB_WITH_OVERHEAD(1024)
+
+/* The cached skb, empty, for @size bytes; NULL if it cannot be reused. */
+static struct sk_buff *vroce_tx_reuse(struct sk_buff **slot,
+				      unsigned int size, gfp_t gfp)
+{
+	struct sk_buff *skb = *slot;
+
+	if (size > VROCE_TX_CACHE_BYTES)
+		return NULL;
+	if (!skb) {
+		skb = alloc_skb(VROCE_TX_CACHE_BYTES, gfp);
+		if (!skb)
+			return NULL;
+		*slot = skb;
+		return skb_get(skb);
+	}
+	if (refcount_read(&skb->users) != 1)
+		return NULL;	/* the last frame is still in flight */
+	/* Its receiver's accesses came before its release, as in skb_unref(). */
+	smp_rmb();
+	if (skb->cloned || skb_is_nonlinear(skb)) {
+		vroce_tx_cache_free(slot);
+		return NULL;
+	}
+	skb->data = skb->head;
+	skb_reset_tail_pointer(skb);
+	skb->len = 0;
+	return skb_get(skb);
+}
+
+/**
+ * vroce_tx_cache_free - release a sender's cached skb (struct vroce_pkt_info)
+ * @skb_cache: the slot; empty afterwards
+ *
+ * A frame still in flight in the skb keeps it until its receiver is done.
+ */
+void vroce_tx_cache_free(struct sk_buff **skb_cache)
+{
+	consume_skb(*skb_cache);
+	*skb_cache = NULL;
+}
+
+/*
+ * An skb with room for @linear bytes from the L3 header on; a short
+ * loopback frame's from @cache (or NULL) if it can.
+ */
 static struct sk_buff *vroce_tx_alloc(struct net_device *ndev,
 				      const struct vroce_tx_layout *lo,
-				      unsigned int linear, gfp_t gfp)
+				      unsigned int linear, gfp_t gfp,
+				      struct sk_buff **cache)
 {
-	struct sk_buff *skb;
+	unsigned int size = LL_RESERVED_SPACE(ndev) + linear +
+			    ndev->needed_tailroom;
+	struct sk_buff *skb = NULL;
 
-	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + linear +
-			ndev->needed_tailroom, gfp);
+	if (cache && lo->loopback)
+		skb = vroce_tx_reuse(cache, size, gfp);
+	if (!skb)
+		skb = alloc_skb(size, gfp);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
@@ -404,7 +475,7 @@ vroce_tx_skb_paged(struct net_device *ndev, const struct vroce_pkt_info *pi,
 	struct sk_buff *skb;
 	int err;
 
-	skb = vroce_tx_alloc(ndev, lo, hdrs, gfp);
+	skb = vroce_tx_alloc(ndev, lo, hdrs, gfp, NULL);
 	if (!skb)
 		return ERR_PTR(-ENOMEM);
 	vroce_tx_headers(skb_put(skb, hdrs), ndev, pi, lo);
@@ -465,7 +536,7 @@ static struct sk_buff *vroce_tx_skb_linear(struct net_device *ndev,
 	struct sk_buff *skb;
 	int err;
 
-	skb = vroce_tx_alloc(ndev, lo, len, gfp);
+	skb = vroce_tx_alloc(ndev, lo, len, gfp, pi->skb_cache);
 	if (!skb)
 		return ERR_PTR(-ENOMEM);
 	err = vroce_tx_build(skb_put(skb, len), ndev, pi, lo);

@@ -60,6 +60,11 @@ struct vroce_ext_hdrs {
  *         called instead (nothing attached, nothing consumed), or a
  *         negative errno
  * @fill_ctx: argument of @fill and @frags
+ * @skb_cache: optional, the sender's slot for an skb that its short
+ *	       loopback frames reuse (vroce_tx_reuse()); only the sender
+ *	       touches it, under its own serialization (a QP's task_mutex)
+ * @run: for a frame that loops back, the run list of the sending task's
+ *	 context (the receiver's task runs there next), or NULL
  */
 struct vroce_pkt_info {
 	const struct ib_gid_attr *sgid_attr;
@@ -85,11 +90,13 @@ struct vroce_pkt_info {
 	int (*frags)(void *fill_ctx, struct sk_buff *skb, u32 len);
 	void *fill_ctx;
 
+	struct sk_buff **skb_cache;
 	struct vroce_run_list *run;
 };
 
 /* tx.c APIs: */
 void vroce_tx_add_frag(void *arg, struct page *page, u32 off, u32 len);
+void vroce_tx_cache_free(struct sk_buff **skb_cache);
 
 /*
  * The least payload a frame takes as page fragments (@pi->frags): below
