@@ -67,7 +67,6 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 	vroce_mcast_dev_init(vdev);
 	atomic_set(&vdev->num_cqs, 0);
 	atomic_set(&vdev->num_qps, 0);
-	atomic_set(&vdev->homed_qps, 0);
 	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&vdev->srqs, XA_FLAGS_ALLOC1);
 	vroce_cc_init(&vdev->cc);

@@ -35,7 +35,6 @@
  * @mcast: multicast groups (mcast.c: locking and lifetime rules)
  * @num_cqs: CQs allocated, bounded by attr.max_cq
  * @num_qps: QPs allocated, bounded by attr.max_qp
- * @homed_qps: QPs that have a home CPU (task.c, vroce_task_home())
  * @qps: QPs by QPN (allocating xarray; see qp.c for the lookup rules)
  * @next_qpn: cyclic allocation cursor of @qps
  * @srqs: SRQs by SRQ number (allocating xarray), bounded by attr.max_srq
@@ -67,7 +66,6 @@ struct vroce_dev {
 	struct vroce_mcast mcast;
 	atomic_t num_cqs;
 	atomic_t num_qps;
-	atomic_t homed_qps;
 	struct xarray qps;
 	u32 next_qpn;
 	struct xarray srqs;

@@ -51,8 +51,6 @@ struct vroce_av {
  * @rxq: received packets waiting for the task
  * @task_flags: VROCE_TASK_AGAIN: run the task again once task_mutex is
  *	released (task.c)
- * @home_cpu: the CPU the task is queued on, or -1: this one (task.c,
- *	vroce_task_home(); set by cmpxchg, read with READ_ONCE())
  * @run: while the task runs, the run list of the context running it (the
  *	receivers of its loopback packets go there; task_mutex)
  * @tx_skb: the skb the task's short loopback frames reuse, or NULL
@@ -82,7 +80,6 @@ struct vroce_qp {
 	struct work_struct task;
 	struct mutex task_mutex; /* see task.c */
 	unsigned long task_flags;
-	int home_cpu;
 	struct sk_buff_head rxq;
 	struct vroce_run_list *run;
 	struct sk_buff *tx_skb;

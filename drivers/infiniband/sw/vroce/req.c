@@ -183,14 +183,10 @@ void vroce_req_set_window(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
 
-	bool loop;
-
 	lockdep_assert_held(&qp->task_mutex);
 
-	loop = qp->av.sgid_attr &&
-	       vroce_tx_is_loopback(qp->av.sgid_attr, qp->av.ah.roce.dmac);
-	WRITE_ONCE(req->wire, !loop);
-	if (qp->ibqp.qp_type == IB_QPT_RC && loop)
+	if (qp->ibqp.qp_type == IB_QPT_RC && qp->av.sgid_attr &&
+	    vroce_tx_is_loopback(qp->av.sgid_attr, qp->av.ah.roce.dmac))
 		req->window_max = VROCE_REQ_WINDOW_LOOP;
 	else
 		req->window_max = VROCE_REQ_WINDOW;

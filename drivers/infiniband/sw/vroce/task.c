@@ -34,15 +34,6 @@
  *   posts and polls instead of after it. The requester's loopback window
  *   (VROCE_REQ_WINDOW_LOOP) lets the doorbell run that far ahead of the
  *   copies and their ACKs.
- * - An RC QP that streams to a peer on the wire (not on this device, with
- *   packets unacknowledged when a doorbell comes) gets a home CPU at that
- *   doorbell (vroce_task_home()): the k-th online CPU after the posting
- *   thread's for the device's k-th such QP, so the first is away from the
- *   poster and one thread's QPs spread over the CPUs. From then on its
- *   doorbells, received packets and timer queue the task there, and a
- *   doorbell on the home CPU runs it in place; the frames it sends, and
- *   on a virtual netdev (veth) the receive softirqs they raise, stay on
- *   that CPU. The home is forgotten when the QP is reset or destroyed.
  * - The task runs in process context and sends with dev_queue_xmit(); the
  *   softirqs a transmission raises (veth, loopback) run when it re-enables
  *   bottom halves, so a receiver on the same CPU keeps up with the sender.
@@ -134,14 +125,9 @@ static void vroce_task_queue_on(struct vroce_qp *qp, int cpu)
 		vroce_qp_put(qp);
 }
 
-/* Queue the task on its home CPU if it has one, else on this one. */
 static void vroce_task_queue(struct vroce_qp *qp)
 {
-	int home = READ_ONCE(qp->home_cpu);
-
-	if (home < 0 || !cpu_online(home))
-		home = WORK_CPU_UNBOUND;
-	vroce_task_queue_on(qp, home);
+	vroce_task_queue_on(qp, WORK_CPU_UNBOUND);
 }
 
 /**
@@ -513,61 +499,6 @@ static void vroce_task_run(struct work_struct *work)
 	vroce_run_list_drain(&run);
 }
 
-/*
- * Does a doorbell of @qp post to a stream of RC messages to a peer on the
- * wire: are some of its packets still unacknowledged? Read without
- * task_mutex: a stale answer only places one run differently.
- */
-static bool vroce_task_streams_to_wire(const struct vroce_qp *qp)
-{
-	return qp->ibqp.qp_type == IB_QPT_RC && READ_ONCE(qp->req.wire) &&
-	       /* task-owned: a hint, racing with the task's updates */
-	       data_race(qp->req.una != qp->req.psn) &&
-	       num_online_cpus() > 1;
-}
-
-/* The @n-th online CPU after @cpu (0: @cpu itself). */
-static int vroce_task_cpu_after(int cpu, unsigned int n)
-{
-	n %= num_online_cpus();
-	while (n--) {
-		cpu = cpumask_next(cpu, cpu_online_mask);
-		if (cpu >= nr_cpu_ids)
-			cpu = cpumask_first(cpu_online_mask);
-	}
-	return cpu;
-}
-
-/*
- * The home CPU of a QP streaming to the wire (see the header): set once,
- * at its first streaming doorbell, from the poster's CPU and the number
- * of this device's QPs that have a home (vroce_dev.homed_qps). Two
- * doorbells racing here agree through the cmpxchg.
- */
-static int vroce_task_home(struct vroce_qp *qp)
-{
-	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
-	int home = READ_ONCE(qp->home_cpu), cpu;
-
-	if (home >= 0)
-		return home;
-	cpu = vroce_task_cpu_after(raw_smp_processor_id(),
-				   atomic_inc_return(&vdev->homed_qps));
-	home = cmpxchg(&qp->home_cpu, -1, cpu);
-	if (home >= 0) {
-		atomic_dec(&vdev->homed_qps);
-		return home;
-	}
-	return cpu;
-}
-
-/* Forget the QP's home CPU, if it has one (reset, destroy). */
-static void vroce_task_unhome(struct vroce_qp *qp)
-{
-	if (xchg(&qp->home_cpu, -1) >= 0)
-		atomic_dec(&to_vdev(qp->ibqp.device)->homed_qps);
-}
-
 /**
  * vroce_task_doorbell - run the QP's task in the caller's context if idle
  * @qp: the QP, held by the caller (a user QP in a uverbs system call)
@@ -578,10 +509,6 @@ static void vroce_task_unhome(struct vroce_qp *qp)
  * once it is done (vroce_task_try_run()); if the budget runs out with work
  * left, the task is kicked. Nothing posted is missed.
  *
- * Except a doorbell of an RC QP streaming to the wire on another CPU than
- * the QP's home (see the header): that queues the task on its home, and
- * the system call returns at once.
- *
  * Context: process, may sleep.
  */
 void vroce_task_doorbell(struct vroce_qp *qp)
@@ -589,11 +516,6 @@ void vroce_task_doorbell(struct vroce_qp *qp)
 	struct vroce_run_list run = { .doorbell = true };
 
 	might_sleep();
-	if (vroce_task_streams_to_wire(qp) &&
-	    vroce_task_home(qp) != raw_smp_processor_id()) {
-		vroce_task_kick(qp);
-		return;
-	}
 	vroce_task_try_run(qp, &run);
 	vroce_run_list_drain(&run);
 }
@@ -631,7 +553,6 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	u32 rq_sge = qp->srq ? qp->srq->rq.max_sge : qp->rq.max_sge;
 
 	INIT_WORK(&qp->task, vroce_task_run);
-	qp->home_cpu = -1;
 	mutex_init(&qp->task_mutex);
 	skb_queue_head_init(&qp->rxq);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
@@ -668,7 +589,6 @@ void vroce_xport_reset(struct vroce_qp *qp)
 	hrtimer_try_to_cancel(&qp->req.timer);
 	clear_bit(0, &qp->req.timer_fired);
 	skb_queue_purge(&qp->rxq);
-	vroce_task_unhome(qp);
 	vroce_req_reset(qp);
 	vroce_resp_reset(qp);
 	vroce_cc_rp_reset(qp);
@@ -720,7 +640,6 @@ void vroce_xport_qp_free(struct vroce_qp *qp)
 	kfree(qp->resp.rwqe);
 	kvfree(qp->req.wqes);
 	vroce_tx_cache_free(&qp->tx_skb);
-	vroce_task_unhome(qp);
 }
 
 /**

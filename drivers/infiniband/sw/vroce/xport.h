@@ -116,8 +116,6 @@ struct vroce_swqe {
  * @window_max: what @window grows back to: VROCE_REQ_WINDOW, or
  *	VROCE_REQ_WINDOW_LOOP for a destination on this device (set on entering
  *	RTS)
- * @wire: the destination is not on this device (set on entering RTS with
- *	@window_max; read without the lock by the doorbell, as a hint)
  * @since_ackreq: packets sent since the last one with AckReq
  * @rd_atomic: READ and atomic WQEs outstanding
  * @retry_left: transport retries left (reset by forward progress)
@@ -150,7 +148,6 @@ struct vroce_req {
 	u32 max_psn;
 	u32 window;
 	u32 window_max;
-	bool wire;
 	u32 since_ackreq;
 	u32 rd_atomic;
 	u8 retry_left;
