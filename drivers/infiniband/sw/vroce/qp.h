@@ -53,7 +53,7 @@ struct vroce_av {
  *	released (task.c)
  * @run: while the task runs, the run list of the context running it (the
  *	receivers of its loopback packets go there; task_mutex)
- * @tx_skb: the skb the task's short loopback frames reuse, or NULL
+ * @tx_skb: the skb the task's loopback frames reuse, or NULL
  *	(tx.c; task_mutex)
  * @req: requester and completer state, owned by the task
  * @resp: responder state, owned by the task

@@ -249,15 +249,17 @@ static void vroce_task_drop_opcode(struct vroce_qp *qp, struct sk_buff *skb)
  * Page fragments (a loopback frame's payload, tx.c) are read only by an
  * RC or UC QP's responder and completer (vroce_pkt_walk_payload()). Only
  * RC QPs send them, but a QPN can be misaddressed: anywhere else the
- * packet is made linear first. False if that failed (the skb is freed).
+ * packet is made linear first, a clone of it if its sender's skb cache
+ * shares it (tx.c). Returns the packet, or NULL if that failed (freed).
  */
-static bool vroce_task_rx_linear(struct vroce_qp *qp, struct sk_buff *skb,
-				 const struct vroce_opcode_info *op)
+static struct sk_buff *vroce_task_rx_linear(struct vroce_qp *qp,
+					    struct sk_buff *skb,
+					    const struct vroce_opcode_info *op)
 {
 	u32 qpt;
 
 	if (likely(!skb_is_nonlinear(skb)))
-		return true;
+		return skb;
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		qpt = VROCE_QPT_RC;
 	else if (qp->ibqp.qp_type == IB_QPT_UC)
@@ -265,18 +267,21 @@ static bool vroce_task_rx_linear(struct vroce_qp *qp, struct sk_buff *skb,
 	else
 		qpt = 0;
 	if (op->qp_types & qpt)
-		return true;
-	if (!skb_linearize(skb))
-		return true;
-	kfree_skb(skb);
-	return false;
+		return skb;
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (skb && skb_linearize(skb)) {
+		kfree_skb(skb);
+		skb = NULL;
+	}
+	return skb;
 }
 
 static void vroce_task_rx(struct vroce_qp *qp, struct sk_buff *skb)
 {
 	const struct vroce_opcode_info *op = vroce_opcode(vroce_rx_bth(skb)->opcode);
 
-	if (!vroce_task_rx_linear(qp, skb, op))
+	skb = vroce_task_rx_linear(qp, skb, op);
+	if (!skb)
 		return;
 
 	/* Congestion control (cc_np.c, cc_rp.c). */
@@ -648,6 +653,9 @@ void vroce_xport_qp_free(struct vroce_qp *qp)
  * @pi: what to fill in
  * @opcode: the BTH opcode
  * @psn: the BTH PSN
+ *
+ * Context: the QP's task (task_mutex held): the packet may reuse the
+ * QP's cached skb and put its receiver on the task's run list.
  */
 void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 			  u8 opcode, u32 psn)
@@ -655,6 +663,8 @@ void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 	const struct rdma_ah_attr *ah = &qp->av.ah;
 	const struct ib_global_route *grh = &ah->grh;
 
+	/* pi->skb_cache and pi->run belong to the task. */
+	lockdep_assert_held(&qp->task_mutex);
 	memset(pi, 0, sizeof(*pi));
 	pi->sgid_attr = qp->av.sgid_attr;
 	pi->dgid = grh->dgid;

@@ -354,26 +354,46 @@ static u32 vroce_tx_prio(const struct vroce_pkt_info *pi)
 }
 
 /*
- * The skb cache: a sender's short loopback frames reuse one skb.
+ * The skb cache: a sender's loopback frames reuse one skb.
  *
  * A frame to a QP of the same device is read and freed by its receiver
  * before its sender's next one, most of the time (the run list, task.c),
- * so each short request and each ACK of a message stream would allocate
- * and free an skb and its head. Instead the sender's slot keeps a
- * reference on the skb of its last short loopback frame: once the
- * receiver has freed the frame (kfree_skb() and consume_skb() drop only
- * its reference), the slot's is the only one left, and the skb is emptied
- * for the next frame. A frame while the last is still in flight, or a
- * longer one, gets an skb of its own.
+ * so each request and each ACK of a message stream would allocate and
+ * free an skb and its head. Instead the sender's slot keeps a reference
+ * on the skb of its last loopback frame: once the receiver has freed the
+ * frame (kfree_skb() and consume_skb() drop only its reference), the
+ * slot's is the only one left, and the skb is emptied for the next frame:
+ * the page fragments of a frame whose payload is in pages (its headers
+ * fit the cached head) are released then (vroce_tx_release_frags()), so
+ * the slot keeps them until the QP's next frame or its destruction. A
+ * frame while the last is still in flight, or one whose headers and
+ * payload do not fit the head, gets an skb of its own.
  *
- * Only a linear loopback frame is cached. It never reaches a netdev or the
- * IP stack, so its receiver sees an skb that no one else has touched, and
+ * Only a loopback frame is cached. It never reaches a netdev or the IP
+ * stack, so its receiver sees an skb that no one else has touched, and
  * reads it (skb_shared() is true while the slot holds it): the receive
  * path changes only its data pointer, length, pkt_type and cb, which the
  * next frame sets anew. A receiver that clones it (a frame to the
- * multicast QPN) makes the skb leave the cache.
+ * multicast QPN, a paged frame at a QP that must make it linear) makes
+ * the skb leave the cache.
  */
 #define VROCE_TX_CACHE_BYTES SKB_WITH_OVERHEAD(1024)
+
+/*
+ * Drop the page fragments of a cached skb's last frame, the references
+ * vroce_tx_add_frag() took (its receiver has dropped its skb reference).
+ */
+static void vroce_tx_release_frags(struct sk_buff *skb)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	unsigned int i;
+
+	for (i = 0; i < shinfo->nr_frags; i++)
+		put_page(skb_frag_page(&shinfo->frags[i]));
+	shinfo->nr_frags = 0;
+	skb->truesize -= skb->data_len;
+	skb->data_len = 0;
+}
 
 /* The cached skb, empty, for @size bytes; NULL if it cannot be reused. */
 static struct sk_buff *vroce_tx_reuse(struct sk_buff **slot,
@@ -394,10 +414,11 @@ static struct sk_buff *vroce_tx_reuse(struct sk_buff **slot,
 		return NULL;	/* the last frame is still in flight */
 	/* Its receiver's accesses came before its release, as in skb_unref(). */
 	smp_rmb();
-	if (skb->cloned || skb_is_nonlinear(skb)) {
+	if (skb->cloned || skb_has_frag_list(skb)) {
 		vroce_tx_cache_free(slot);
 		return NULL;
 	}
+	vroce_tx_release_frags(skb);
 	skb->data = skb->head;
 	skb_reset_tail_pointer(skb);
 	skb->len = 0;
@@ -475,7 +496,7 @@ vroce_tx_skb_paged(struct net_device *ndev, const struct vroce_pkt_info *pi,
 	struct sk_buff *skb;
 	int err;
 
-	skb = vroce_tx_alloc(ndev, lo, hdrs, gfp, NULL);
+	skb = vroce_tx_alloc(ndev, lo, hdrs, gfp, pi->skb_cache);
 	if (!skb)
 		return ERR_PTR(-ENOMEM);
 	vroce_tx_headers(skb_put(skb, hdrs), ndev, pi, lo);

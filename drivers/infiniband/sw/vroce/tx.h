@@ -60,7 +60,7 @@ struct vroce_ext_hdrs {
  *         called instead (nothing attached, nothing consumed), or a
  *         negative errno
  * @fill_ctx: argument of @fill and @frags
- * @skb_cache: optional, the sender's slot for an skb that its short
+ * @skb_cache: optional, the sender's slot for an skb that its
  *	       loopback frames reuse (vroce_tx_reuse()); only the sender
  *	       touches it, under its own serialization (a QP's task_mutex)
  * @run: for a frame that loops back, the run list of the sending task's
