@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -1585,6 +1586,86 @@ TEST_F_TIMEOUT(rc, retry_exceeded_ud_peer, TEST_TIMEOUT_S)
 	EXPECT_EQ(0, ibv_poll_cq(self->b.rcq, 1, &wc))
 		TH_LOG("the UD QP received: status %d", wc.status);
 	ASSERT_EQ(0, ibv_destroy_qp(ud));
+}
+
+/* A buffer of @len bytes of its own, registered for local and remote access. */
+static uint8_t *own_buffer(struct side *s, uint32_t len, struct ibv_mr **mr)
+{
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	*mr = ibv_reg_mr(s->pd, p, len, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_READ);
+	if (!*mr) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Messages whose payload lies in buffers that are deregistered and
+ * unmapped as soon as they complete: a SEND's source (side a) and a READ's
+ * source (side b), each followed by a message from a new buffer, which
+ * arrives whole and alone. (In loopback such a payload travels in the
+ * buffer's pages, and the sending QP reuses the frame's skb for the next.)
+ */
+TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
+{
+	const uint32_t len = 65536, rounds = 4;
+	struct seg src = { 0, len }, dst;
+	struct ibv_send_wr wr = {
+		.num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	uint8_t *p;
+	uint32_t i;
+
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	for (i = 0; i < rounds; i++) {
+		/* SEND from a's own buffer into b's receive buffer. */
+		p = own_buffer(&self->a, len, &mr);
+		ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
+		fill_src(p, &src, 1, 1100 + i);
+		dst = (struct seg){ GUARD + (i % 2) * 2 * len, len };
+		poison_dst(self->b.buf, &dst, 1, 1100 + i);
+		post_recv_one(_metadata, &self->b, dst.off, len, 200 + i);
+		sge = (struct ibv_sge){ (uintptr_t)p, len, mr->lkey };
+		wr.wr_id = 300 + i;
+		wr.sg_list = &sge;
+		wr.opcode = IBV_WR_SEND;
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+		expect_wc(_metadata, self->a.scq, self->a.qp, 300 + i,
+			  IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+		expect_wc(_metadata, self->b.rcq, self->b.qp, 200 + i,
+			  IBV_WC_SUCCESS, IBV_WC_RECV, NULL);
+		ASSERT_EQ(0, ibv_dereg_mr(mr));
+		ASSERT_EQ(0, munmap(p, len));
+		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &dst, 1, len,
+				       1100 + i)) TH_LOG("SEND %u", i);
+
+		/* READ from b's own buffer into a's. */
+		p = own_buffer(&self->b, len, &mr);
+		ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
+		fill_src(p, &src, 1, 1200 + i);
+		dst = (struct seg){ GUARD + (i % 2) * 2 * len, len };
+		poison_dst(self->a.buf, &dst, 1, 1200 + i);
+		to_sge(&self->a, &dst, 1, &sge);
+		wr.wr_id = 400 + i;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = (uintptr_t)p;
+		wr.wr.rdma.rkey = mr->rkey;
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+		expect_wc(_metadata, self->a.scq, self->a.qp, 400 + i,
+			  IBV_WC_SUCCESS, IBV_WC_RDMA_READ, NULL);
+		ASSERT_EQ(0, ibv_dereg_mr(mr));
+		ASSERT_EQ(0, munmap(p, len));
+		EXPECT_EQ(0, check_dst(_metadata, self->a.buf, &dst, 1, len,
+				       1200 + i)) TH_LOG("READ %u", i);
+	}
 }
 
 /*
