@@ -1606,6 +1606,23 @@ static uint8_t *own_buffer(struct side *s, uint32_t len, struct ibv_mr **mr)
 }
 
 /*
+ * Post @wr on @s, wait for its completion (@op), then deregister and unmap
+ * its own buffer @p of @len bytes (own_buffer()).
+ */
+static void post_then_free(struct __test_metadata *_metadata, struct side *s,
+			   struct ibv_send_wr *wr, enum ibv_wc_opcode op,
+			   struct ibv_mr *mr, uint8_t *p, uint32_t len)
+{
+	struct ibv_send_wr *bad;
+
+	ASSERT_EQ(0, ibv_post_send(s->qp, wr, &bad));
+	expect_wc(_metadata, s->scq, s->qp, wr->wr_id, IBV_WC_SUCCESS, op,
+		  NULL);
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	ASSERT_EQ(0, munmap(p, len));
+}
+
+/*
  * Messages whose payload lies in buffers that are deregistered and
  * unmapped as soon as they complete: a SEND's source (side a) and a READ's
  * source (side b), each followed by a message from a new buffer, which
@@ -1618,7 +1635,7 @@ TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
 	struct seg src = { 0, len }, dst;
 	struct ibv_send_wr wr = {
 		.num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+	};
 	struct ibv_sge sge;
 	struct ibv_mr *mr;
 	uint8_t *p;
@@ -1637,13 +1654,10 @@ TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
 		wr.wr_id = 300 + i;
 		wr.sg_list = &sge;
 		wr.opcode = IBV_WR_SEND;
-		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
-		expect_wc(_metadata, self->a.scq, self->a.qp, 300 + i,
-			  IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+		post_then_free(_metadata, &self->a, &wr, IBV_WC_SEND, mr, p,
+			       len);
 		expect_wc(_metadata, self->b.rcq, self->b.qp, 200 + i,
 			  IBV_WC_SUCCESS, IBV_WC_RECV, NULL);
-		ASSERT_EQ(0, ibv_dereg_mr(mr));
-		ASSERT_EQ(0, munmap(p, len));
 		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &dst, 1, len,
 				       1100 + i)) TH_LOG("SEND %u", i);
 
@@ -1658,11 +1672,8 @@ TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
 		wr.opcode = IBV_WR_RDMA_READ;
 		wr.wr.rdma.remote_addr = (uintptr_t)p;
 		wr.wr.rdma.rkey = mr->rkey;
-		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
-		expect_wc(_metadata, self->a.scq, self->a.qp, 400 + i,
-			  IBV_WC_SUCCESS, IBV_WC_RDMA_READ, NULL);
-		ASSERT_EQ(0, ibv_dereg_mr(mr));
-		ASSERT_EQ(0, munmap(p, len));
+		post_then_free(_metadata, &self->a, &wr, IBV_WC_RDMA_READ, mr,
+			       p, len);
 		EXPECT_EQ(0, check_dst(_metadata, self->a.buf, &dst, 1, len,
 				       1200 + i)) TH_LOG("READ %u", i);
 	}
