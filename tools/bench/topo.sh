@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Sourced by tools/bench/bench.sh and profile.sh in the guest: the bench
-# topologies (192.0.2.0/24, RoCE v2 over IPv4) and one perftest run.
+# Sourced in the guest by tools/bench/bench.sh, profile.sh, rip-profile.sh
+# and ab.sh: the bench topologies (192.0.2.0/24, RoCE v2 over IPv4) and
+# one perftest run.
 #
 #   rxe-loop    rdma_rxe over veth bla (peer blb up, unused), init_net
 #   vroce-loop  vroce over the same veth, init_net
