@@ -3,8 +3,8 @@
 #
 # Build (once) and locate the vroce debug kernel: Debian's linux-source-6.12
 # configured as allnoconfig + debug.config (KASAN, lockdep, kmemleak,
-# DEBUG_OBJECTS, fault injection, LKDTM; virtio and 9p built in; ib_core,
-# rdma_rxe, nvme-rdma as modules).
+# DEBUG_OBJECTS, DEBUG_VM, fault injection, LKDTM; virtio and 9p built in;
+# ib_core, rdma_rxe, nvme-rdma as modules).
 #
 #   debug-kernel.sh build    build if needed, print the build dir
 #   debug-kernel.sh dir      print the build dir, exit 1 if not built
