@@ -132,8 +132,7 @@ host() {
 	local kernel out rc=0 start=$SECONDS
 
 	"$TOP/tools/deps.sh"
-	kernel=${KERNEL:-$("$TOP/tools/kernels.sh" | grep -m1 '^6\.12\.' || true)}
-	[ -n "$kernel" ] || {
+	kernel=${KERNEL:-$("$TOP/tools/kernels.sh" 6.12)} || {
 		echo "demo: no Debian 6.12 kernel to boot" >&2
 		return 1
 	}

@@ -106,8 +106,7 @@ host() {
 		echo "usage: tools/bench/ab.sh REV|. REV|. [...]" >&2
 		return 2
 	}
-	kernel=${BENCH_KERNEL:-$("$TOP/tools/kernels.sh" 2>/dev/null | grep -m1 '^6\.12\.' || true)}
-	[ -n "$kernel" ] || {
+	kernel=${BENCH_KERNEL:-$("$TOP/tools/kernels.sh" 6.12)} || {
 		echo "ab: no Debian 6.12 kernel to boot (BENCH_KERNEL=...)" >&2
 		return 1
 	}

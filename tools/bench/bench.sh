@@ -209,8 +209,7 @@ guest() {
 host() {
 	local kernel out rc=0 start=$SECONDS
 
-	kernel=${BENCH_KERNEL:-$("$TOP/tools/kernels.sh" 2>/dev/null | grep -m1 '^6\.12\.' || true)}
-	[ -n "$kernel" ] || {
+	kernel=${BENCH_KERNEL:-$("$TOP/tools/kernels.sh" 6.12)} || {
 		echo "bench: no Debian 6.12 kernel to boot (BENCH_KERNEL=...)" >&2
 		return 1
 	}

@@ -325,8 +325,8 @@ host() {
 	local kernel out
 
 	"$TOP/tools/deps.sh"
-	kernel=${KERNEL:-$("$TOP/tools/kernels.sh" | grep -m1 '^6\.12\.' || true)}
-	[ -n "$kernel" ] || { echo "incast: no Debian 6.12 kernel" >&2; return 1; }
+	kernel=${KERNEL:-$("$TOP/tools/kernels.sh" 6.12)} ||
+		{ echo "incast: no Debian 6.12 kernel" >&2; return 1; }
 	make -s --no-print-directory -C "$TOP" KVER="$kernel" || return 1
 	out=$TOP/build/incast
 	mkdir -p "$out"
