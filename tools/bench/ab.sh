@@ -99,6 +99,24 @@ ab_build() {
 	cp -L "$src" "$dir/$name.ko" && echo "$dir/$name.ko"
 }
 
+# ab_report TSV: per case and build, the median of the samples and the
+# samples in round order ("-": a run that gave no number, left out).
+ab_report() {
+	python3 - "$1" <<-'EOF'
+		import collections, statistics, sys
+		runs = collections.defaultdict(list)
+		with open(sys.argv[1]) as f:
+		    next(f)
+		    for line in f:
+		        _, build, case, mibs = line.rstrip("\n").split("\t")
+		        runs[(case, build)].append(mibs)
+		for (case, build), samples in sorted(runs.items()):
+		    ok = [float(v) for v in samples if v != "-"]
+		    med = f"{statistics.median(ok):.1f}" if ok else "-"
+		    print(f"{case:<22} {build:<10} {med:>8}   {' '.join(samples)}")
+	EOF
+}
+
 host() {
 	local kernel out kos=() a ko rc=0
 
@@ -130,33 +148,10 @@ host() {
 		return 1
 	fi
 	cp "$out/vm/ab.tsv" "$out/"
-	echo "A/B, $TOPO, $kernel: MiB/s, median (samples in round order)" \
-		>"$out/report.txt"
-	awk -F'\t' '
-	NR == 1 { next }
 	{
-		key = $3 SUBSEP $2
-		if (!(key in n)) { cases[$3]; builds[$2] }
-		if ($4 != "-") v[key, ++n[key]] = $4; else n[key] += 0
-		s[key] = s[key] (s[key] == "" ? "" : " ") $4
-	}
-	function median(key, m, i, j, t, a) {
-		m = n[key]
-		for (i = 1; i <= m; i++) a[i] = v[key, i]
-		for (i = 2; i <= m; i++)
-			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		if (!m) return "-"
-		return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-	}
-	END {
-		for (c in cases)
-			for (b in builds)
-				if ((c, b) in s)
-					printf "%-22s %-10s %8s   %s\n", c, b,
-						median(c SUBSEP b), s[c, b]
-	}' "$out/ab.tsv" | sort -k1,1 -k2,2 >>"$out/report.txt"
+		echo "A/B, $TOPO, $kernel: MiB/s, median (samples in round order)"
+		ab_report "$out/ab.tsv"
+	} >"$out/report.txt"
 	cat "$out/report.txt"
 }
 
