@@ -10,7 +10,9 @@
  *   VROCE_GID, VROCE_PEER_GID  their GID indices; if unset, the first RoCE
  *                              v2 GID of VROCE_GID_FAMILY (4 or 6, default 4)
  *   VROCE_RC_QUICK             if set, fewer offset combinations per size
- * Nothing here depends on the provider: it passes on rdma_rxe too.
+ * Nothing here depends on the provider: it passes on rdma_rxe too, but for
+ * recv_too_short, which rdma_rxe (6.12) completes with LOC_QP_OP_ERR and
+ * REM_OP_ERR where IBTA asks for LOC_LEN_ERR and REM_INV_REQ_ERR.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1677,6 +1679,108 @@ TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
 		EXPECT_EQ(0, check_dst(_metadata, self->a.buf, &dst, 1, len,
 				       1200 + i)) TH_LOG("READ %u", i);
 	}
+}
+
+/*
+ * READs flushed by the requester's move to ERR while the responder still
+ * works on them: once the completions are polled, the buffer is the
+ * application's again, and nothing that arrives afterwards (responses in
+ * flight or queued, or still being sent) lands in it. The READs that
+ * completed before the flush hold their data.
+ */
+TEST_F_TIMEOUT(rc, read_flushed_buffer_owned, TEST_TIMEOUT_S)
+{
+	const uint32_t n = 15, len = 256u << 10;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_send_wr wr[15], *bad;
+	struct seg all = { 0, n * len };
+	uint32_t i, flushed = 0;
+	struct ibv_sge sge[15];
+	struct ibv_wc wc;
+	long bad_at;
+
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	fill_src(self->b.buf, &all, 1, 1300);
+	memset(self->a.buf, 0, n * len);
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < n; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)self->a.buf + i * len,
+					   len, self->a.mr->lkey };
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_RDMA_READ;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.buf + i * len;
+		wr[i].wr.rdma.rkey = self->b.mr->rkey;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
+	ASSERT_EQ(0, ibv_modify_qp(self->a.qp, &attr, IBV_QP_STATE));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(1, vroce_poll_one(self->a.scq, &wc, POLL_TIMEOUT_S))
+			TH_LOG("no completion for READ %u", i);
+		EXPECT_EQ(i, wc.wr_id);
+		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+			flushed++;
+			continue;
+		}
+		/* In order: nothing succeeds after a flushed READ. */
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
+			TH_LOG("READ %u: %s", i, wc_str(wc.status));
+		EXPECT_EQ(0, flushed) TH_LOG("READ %u after a flush", i);
+		EXPECT_EQ(0, memcmp(self->a.buf + i * len,
+				    self->b.buf + i * len, len))
+			TH_LOG("READ %u: wrong data", i);
+	}
+	TH_LOG("%u of %u READs flushed", flushed, n);
+	/* The buffer is ours: a late write would land during the wait. */
+	memset(self->a.buf, 0x5a, n * len);
+	usleep(300 * 1000);
+	for (bad_at = -1, i = 0; i < n * len && bad_at < 0; i++)
+		if (self->a.buf[i] != 0x5a)
+			bad_at = i;
+	EXPECT_EQ(-1, bad_at) TH_LOG("byte %ld written after the flush", bad_at);
+}
+
+/*
+ * A READ into a local SGE whose lkey names no MR (deregistered): the
+ * requester finds it when the data arrives, LOC_PROT_ERR, the QP in ERR,
+ * the buffer untouched.
+ */
+TEST_F_TIMEOUT(rc, read_bad_lkey, TEST_TIMEOUT_S)
+{
+	const uint32_t len = 65536;
+	struct seg src = { 0, len };
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_send_wr *bad;
+	uint32_t lkey, i;
+	uint8_t *p;
+
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	p = own_buffer(&self->a, len, &mr);
+	ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
+	lkey = mr->lkey;
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	memset(p, 0x5a, len);
+	fill_src(self->b.buf, &src, 1, 1400);
+	sge = (struct ibv_sge){ (uintptr_t)p, len, lkey };
+	wr.sg_list = &sge;
+	wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
+	wr.wr.rdma.rkey = self->b.mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	expect_wc(_metadata, self->a.scq, self->a.qp, 7, IBV_WC_LOC_PROT_ERR, 0,
+		  NULL);
+	expect_qp_err(_metadata, self->a.qp);
+	for (i = 0; i < len && p[i] == 0x5a; i++)
+		;
+	EXPECT_EQ(len, i) TH_LOG("byte %u written", i);
+	munmap(p, len);
 }
 
 /*
