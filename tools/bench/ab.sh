@@ -42,9 +42,7 @@ ab_run() {
 	[ "${qps:-1}" = 1 ] || args+=(-q "$qps")
 	perftest_pair "$tool" "${args[@]}" || return 1
 	row=$(perftest_row "$size") || return 1
-	awk -v size="$size" -v win=$((DURATION - 2)) \
-		'{ v = $2 * size / 1048576 / win; if (v > 0) printf "%.1f\n", v
-		   else exit 1 }' <<<"$row"
+	perftest_mibs "$row" "$size" $((DURATION - 2))
 }
 
 guest() {

@@ -110,7 +110,7 @@ pair_after() {
 # Mpps, perftest's CPU utilisation in % of all CPUs over the measured
 # window, perftest's MiB/s; lat: t_typical and t_avg in us), or fails.
 run_one() {
-	local tool=$1 size=$2 qps=$3 args row
+	local tool=$1 size=$2 qps=$3 args row mibs=-
 
 	args=(-s "$size")
 	case $tool in
@@ -128,17 +128,21 @@ run_one() {
 	# [MB/sec] (MiB/s), 5 = MsgRate [Mpps], 6 = CPU_Util [%]; lat: 5 =
 	# t_typical, 6 = t_avg [usec]. perftest converts cycles with a clock
 	# it calibrates at start, which a loaded TCG host can defeat (it then
-	# prints 0): VALUE1/2 are the iterations over the nominal window, and
-	# perftest's own figure (over the window it timed) is kept alongside;
-	# report.py prefers it when it is not 0.
+	# prints 0): VALUE1/2 are the iterations over the nominal window
+	# (perftest_mibs), and perftest's own figure (over the window it
+	# timed) is kept alongside; report.py prefers it when it is not 0.
+	case $tool in
+	*_lat) ;;
+	*) mibs=$(perftest_mibs "$row" "$size" $((DURATION - 2))) || mibs=0 ;;
+	esac
 	awk -v c0="$C0" -v c1="$C1" -v t0="$T0" -v t1="$T1" -v lat="${tool##*_}" \
-	    -v win=$((DURATION - 2)) -v size="$size" '
+	    -v win=$((DURATION - 2)) -v mibs="$mibs" '
 	{
 		split(c0, a, " "); split(c1, b, " ")
 		if (lat == "lat") {
 			v1 = $5; v2 = $6; util = "-"; pt = "-"
 		} else {
-			v1 = sprintf("%.3f", $2 * size / 1048576 / win)
+			v1 = mibs
 			v2 = sprintf("%.6f", $2 / win / 1e6)
 			util = $6; pt = $4
 		}

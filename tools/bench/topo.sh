@@ -174,6 +174,15 @@ perftest_row() {
 		END { exit !f }' "$PAIR_LOG.cli"
 }
 
+# perftest_mibs ROW SIZE WINDOW: the MiB/s of a bandwidth row, from the
+# iterations it counts in the measured window (column 2, all QPs) x SIZE
+# over WINDOW seconds; fails unless that is a positive number.
+perftest_mibs() {
+	awk -v size="$2" -v win="$3" '{ v = $2 * size / 1048576 / win }
+		END { if (!(v > 0) || v ~ /inf|nan/) exit 1
+		      printf "%.3f\n", v }' <<<"$1"
+}
+
 pair_cleanup() {
 	rm -f "$PAIR_LOG".*
 }
