@@ -48,13 +48,16 @@ struct vroce_av {
  * @dying: destroy_qp started; the task does nothing more (READ_ONCE)
  * @task: runs the transport (task.c); owns a reference while queued
  * @task_mutex: held by the task while it runs and by modify_qp
+ * @req_mutex: the requester's lock: held with @task_mutex (taken after
+ *	it), except around the copy of a long READ response, and alone by a
+ *	doorbell's solo run of the requester (task.c)
  * @rxq: received packets waiting for the task
  * @task_flags: VROCE_TASK_AGAIN: run the task again once task_mutex is
  *	released (task.c)
  * @run: while the task runs, the run list of the context running it (the
- *	receivers of its loopback packets go there; task_mutex)
+ *	receivers of its loopback packets go there; @req_mutex)
  * @tx_skb: the skb the task's loopback frames reuse, or NULL
- *	(tx.c; task_mutex)
+ *	(tx.c; @req_mutex)
  * @req: requester and completer state, owned by the task
  * @resp: responder state, owned by the task
  * @cc: congestion control (NP, RP, pacer), owned by the task (cc_rp.c)
@@ -79,6 +82,7 @@ struct vroce_qp {
 	bool dying;
 	struct work_struct task;
 	struct mutex task_mutex; /* see task.c */
+	struct mutex req_mutex; /* see task.c */
 	unsigned long task_flags;
 	struct sk_buff_head rxq;
 	struct vroce_run_list *run;

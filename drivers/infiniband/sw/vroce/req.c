@@ -44,7 +44,12 @@
  * Local operations (fast registration, local invalidation) execute when
  * they are reached, in order, and complete when they reach the head.
  *
- * Context: the QP's task (task.c), which owns the state.
+ * Context: the QP's task (task.c), which owns the state, under
+ * vroce_qp.req_mutex; or a doorbell's solo run (vroce_req_solo()), which
+ * holds only req_mutex while the task copies a READ response's payload
+ * (comp.c). A solo run completes nothing: a WQE that fails in it is left
+ * to the task (req.fail_pending), and a local operation, a drain to SQD
+ * and a paced QP wait for the task.
  */
 
 #include <linux/slab.h>
@@ -100,7 +105,7 @@ void vroce_req_timer_update(struct vroce_qp *qp)
 	struct hrtimer *timer = &req->timer;
 	u64 due = req->ack_due;
 
-	lockdep_assert_held(&qp->task_mutex);
+	lockdep_assert_held(&qp->req_mutex);
 
 	if (req->probe_due && (!due || req->probe_due < due))
 		due = req->probe_due;
@@ -171,7 +176,7 @@ static bool vroce_req_gathers(const struct vroce_swqe *sw)
 
 /**
  * vroce_req_set_window - size the window for the QP's destination
- * @qp: the QP, entering RTS (its path is set); task_mutex held
+ * @qp: the QP, entering RTS (its path is set); req_mutex held
  *
  * A destination on this device (internal loopback) loses nothing on the
  * way, and the doorbell runs ahead of the receiver's copies (task.c): its
@@ -183,7 +188,7 @@ void vroce_req_set_window(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
 
-	lockdep_assert_held(&qp->task_mutex);
+	lockdep_assert_held(&qp->req_mutex);
 
 	if (qp->ibqp.qp_type == IB_QPT_RC && qp->av.sgid_attr &&
 	    vroce_tx_is_loopback(qp->av.sgid_attr, qp->av.ah.roce.dmac))
@@ -307,6 +312,23 @@ static bool vroce_req_atomic_write_value(struct vroce_qp *qp, u32 slot,
 }
 
 /*
+ * The WQE in @slot failed: complete it in error and fail the QP, or in a
+ * solo run have the task do that; the requester stops until it has.
+ */
+static void vroce_req_fail(struct vroce_qp *qp, u32 slot, u8 status)
+{
+	struct vroce_req *req = &qp->req;
+
+	if (!req->solo) {
+		vroce_comp_fail_at(qp, slot, status);
+		return;
+	}
+	req->fail_pending = true;
+	req->fail_slot = slot;
+	req->fail_status = status;
+}
+
+/*
  * Start the WQE at req.next_new. Return: true if it started (or failed or
  * was a local operation and is done), false if there is nothing to start
  * or it must wait.
@@ -327,11 +349,14 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 	if (err == -ENOENT)
 		return false;
 
+	/* A local operation completes when it is executed: by the task. */
+	if (req->solo && !err && vroce_wr_local(wqe.wr.opcode))
+		return false;
 	memset(sw, 0, sizeof(*sw));
 	sw->wr = wqe.wr;
 	if (err) {
 		req->next_new = vroce_sq_next(qp, slot);
-		vroce_comp_fail_at(qp, slot, IB_WC_LOC_QP_OP_ERR);
+		vroce_req_fail(qp, slot, IB_WC_LOC_QP_OP_ERR);
 		return true;
 	}
 	if (!vroce_req_may_start(qp, &wqe))
@@ -357,7 +382,7 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 	if (sw->wr.opcode == VROCE_WR_ATOMIC_WRITE &&
 	    !vroce_req_atomic_write_value(qp, slot, sw)) {
 		req->next_new = vroce_sq_next(qp, slot);
-		vroce_comp_fail_at(qp, slot, IB_WC_LOC_QP_OP_ERR);
+		vroce_req_fail(qp, slot, IB_WC_LOC_QP_OP_ERR);
 		return true;
 	}
 	if (vroce_wr_rd_atomic(sw->wr.opcode))
@@ -453,7 +478,7 @@ static int vroce_req_fill(void *arg, void *dst, u32 len)
 	struct vroce_qp *qp = ctx->qp;
 	u32 off = qp->req.offset + ctx->done;
 
-	lockdep_assert_held(&qp->task_mutex);	/* owns req.cur */
+	lockdep_assert_held(&qp->req_mutex);	/* owns req.cur */
 	if (ctx->sw->wr.opcode == VROCE_WR_ATOMIC_WRITE) {
 		memcpy(dst, (const u8 *)&ctx->sw->atomic_wr + off, len);
 	} else if (vroce_req_inline(ctx->sw)) {
@@ -647,8 +672,7 @@ static void vroce_req_send(struct vroce_qp *qp)
 	err = vroce_tx(vdev, &pi, GFP_KERNEL);
 	if (ctx.err) {
 		/* A local error: bad lkey, SGE outside its MR, short list. */
-		vroce_comp_fail_at(qp, req->idx,
-				   vroce_req_fill_status(ctx.err));
+		vroce_req_fail(qp, req->idx, vroce_req_fill_status(ctx.err));
 		return;
 	}
 	/*
@@ -680,7 +704,7 @@ static void vroce_req_send(struct vroce_qp *qp)
 
 /**
  * vroce_req_check_drained - end the SQD drain once nothing is outstanding
- * @qp: the QP; task_mutex held
+ * @qp: the QP; req_mutex held
  *
  * A drain that waits for the ACK of an unsignaled tail sent before it
  * began probes for it now, not when the probe's backstop expires.
@@ -723,27 +747,54 @@ bool vroce_req_step(struct vroce_qp *qp)
 	struct vroce_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
-	lockdep_assert_held(&qp->task_mutex);
+	lockdep_assert_held(&qp->req_mutex);
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
-		return false;
+		return false;	/* a failure left pending goes at reset */
+	if (unlikely(req->fail_pending)) {
+		if (req->solo)
+			return false;
+		req->fail_pending = false;
+		vroce_comp_fail_at(qp, req->fail_slot, req->fail_status);
+		return true;
+	}
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
 		return vroce_ud_req_step(qp);
 	if (req->rnr_wait)
 		return false;
 	if (!req->started) {
 		if (state != IB_QPS_RTS || READ_ONCE(qp->sq_draining)) {
-			vroce_req_check_drained(qp);
+			if (!req->solo)
+				vroce_req_check_drained(qp);
 			return false;
 		}
 		return vroce_req_start_new(qp);
 	}
 	if (!vroce_req_window_open(qp))
 		return false;
-	if (vroce_cc_paced(&qp->cc) && vroce_cc_rp_wait(qp))
+	if (vroce_cc_paced(&qp->cc) &&
+	    (req->solo || vroce_cc_rp_wait(qp)))
 		return false;
 	vroce_req_send(qp);
 	return true;
+}
+
+/**
+ * vroce_req_solo - a doorbell's run of an RC requester alone
+ * @qp: the QP; req_mutex held, task_mutex held by another context, which
+ *	copies a READ response's payload (task.c)
+ *
+ * At most two steps: start a WQE and send its first packet, or send two
+ * packets. The copying context waits for req_mutex once it is done.
+ */
+void vroce_req_solo(struct vroce_qp *qp)
+{
+	lockdep_assert_held(&qp->req_mutex);
+
+	qp->req.solo = true;
+	if (vroce_req_step(qp))
+		vroce_req_step(qp);
+	qp->req.solo = false;
 }
 
 /* Forget everything (modify to RESET, destroy). */
@@ -772,4 +823,5 @@ void vroce_req_reset(struct vroce_qp *qp)
 	req->due = 0;
 	req->window = VROCE_REQ_WINDOW;
 	req->window_max = VROCE_REQ_WINDOW;
+	req->fail_pending = false;
 }

@@ -9,7 +9,7 @@
  *   READ response generation (resp.c) and the requester (new packets and
  *   retransmissions, req.c). A work item never runs on two CPUs at once,
  *   and the task body runs under vroce_qp.task_mutex, so the state in
- *   vroce_qp.req and vroce_qp.resp needs no other lock.
+ *   vroce_qp.resp needs no other lock (vroce_qp.req: see req_mutex below).
  * - The receive softirq (rx.c) only validates a packet, finds its QP and
  *   appends the skb to vroce_qp.rxq; a kernel post_send and the timer only
  *   kick the task. A user QP's doorbell (the POST_SEND system call, process
@@ -34,6 +34,17 @@
  *   posts and polls instead of after it. The requester's loopback window
  *   (VROCE_REQ_WINDOW_LOOP) lets the doorbell run that far ahead of the
  *   copies and their ACKs.
+ * - The requester has a lock of its own, vroce_qp.req_mutex, which every
+ *   holder of task_mutex takes after it (a task run, modify_qp), so the
+ *   state in vroce_qp.req and the QP's transmit state (its cached skb, its
+ *   run pointer) are always under req_mutex. The completer lets go of it
+ *   only while it copies a long READ response (vroce_comp_read_copy()),
+ *   touching nothing but the scatter cursor and the destination. A user
+ *   doorbell that finds task_mutex taken tries req_mutex: if it gets it,
+ *   it runs the RC requester alone (vroce_task_solo()), so the requests it
+ *   posted go out, and their responder runs on its run list, beside the
+ *   copy on another CPU, instead of after it in the copying context. A solo
+ *   run completes nothing (req.c); the task's context runs again after it.
  * - The task runs in process context and sends with dev_queue_xmit(); the
  *   softirqs a transmission raises (veth, loopback) run when it re-enables
  *   bottom halves, so a receiver on the same CPU keeps up with the sender.
@@ -404,9 +415,11 @@ static bool vroce_task_run_locked(struct vroce_qp *qp,
 
 	if (READ_ONCE(qp->dying))
 		return false;
+	mutex_lock(&qp->req_mutex);
 	qp->run = run;
 	more = vroce_task_steps(qp);
 	qp->run = NULL;
+	mutex_unlock(&qp->req_mutex);
 	return more;
 }
 
@@ -504,6 +517,33 @@ static void vroce_task_run(struct work_struct *work)
 	vroce_run_list_drain(&run);
 }
 
+/*
+ * A doorbell that finds the task running: if that context is copying a
+ * READ response (it holds task_mutex but has let go of req_mutex), run the
+ * RC requester here, alone, so new requests go out beside the copy
+ * (vroce_req_solo()). VROCE_TASK_AGAIN, set first, has the task's context
+ * run again after it, for whatever the solo run left. Return: false if
+ * the task is idle or busy otherwise: vroce_task_try_run() then.
+ */
+static bool vroce_task_solo(struct vroce_qp *qp, struct vroce_run_list *run)
+{
+	struct vroce_run_list *task_run;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return false;
+	set_bit(VROCE_TASK_AGAIN, &qp->task_flags);
+	smp_mb__after_atomic();	/* the request before the tests */
+	if (!mutex_is_locked(&qp->task_mutex) ||
+	    !mutex_trylock(&qp->req_mutex))
+		return false;
+	task_run = qp->run;
+	qp->run = run;
+	vroce_req_solo(qp);
+	qp->run = task_run;
+	mutex_unlock(&qp->req_mutex);
+	return true;
+}
+
 /**
  * vroce_task_doorbell - run the QP's task in the caller's context if idle
  * @qp: the QP, held by the caller (a user QP in a uverbs system call)
@@ -521,7 +561,8 @@ void vroce_task_doorbell(struct vroce_qp *qp)
 	struct vroce_run_list run = { .doorbell = true };
 
 	might_sleep();
-	vroce_task_try_run(qp, &run);
+	if (!vroce_task_solo(qp, &run))
+		vroce_task_try_run(qp, &run);
 	vroce_run_list_drain(&run);
 }
 
@@ -559,6 +600,7 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 
 	INIT_WORK(&qp->task, vroce_task_run);
 	mutex_init(&qp->task_mutex);
+	mutex_init(&qp->req_mutex);
 	skb_queue_head_init(&qp->rxq);
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->req.timer.function = vroce_task_timer;
@@ -654,8 +696,9 @@ void vroce_xport_qp_free(struct vroce_qp *qp)
  * @opcode: the BTH opcode
  * @psn: the BTH PSN
  *
- * Context: the QP's task (task_mutex held): the packet may reuse the
- * QP's cached skb and put its receiver on the task's run list.
+ * Context: the QP's task or a solo requester (req_mutex held): the packet
+ * may reuse the QP's cached skb and put its receiver on the run list of
+ * the context that holds req_mutex.
  */
 void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 			  u8 opcode, u32 psn)
@@ -663,8 +706,8 @@ void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 	const struct rdma_ah_attr *ah = &qp->av.ah;
 	const struct ib_global_route *grh = &ah->grh;
 
-	/* pi->skb_cache and pi->run belong to the task. */
-	lockdep_assert_held(&qp->task_mutex);
+	/* pi->skb_cache and pi->run belong to the req_mutex holder. */
+	lockdep_assert_held(&qp->req_mutex);
 	memset(pi, 0, sizeof(*pi));
 	pi->sgid_attr = qp->av.sgid_attr;
 	pi->dgid = grh->dgid;

@@ -103,7 +103,8 @@ struct vroce_swqe {
 };
 
 /**
- * struct vroce_req - requester and completer state (task-owned)
+ * struct vroce_req - requester and completer state (vroce_qp.req_mutex;
+ *	the task holds it, see task.c)
  * @wqes: one &struct vroce_swqe per send queue slot
  * @idx: the SQ slot being sent (or next to send)
  * @next_new: the first SQ slot never started
@@ -136,6 +137,12 @@ struct vroce_swqe {
  * @cur: gathers the payload of @wqes[@idx] from its SGE list
  * @rcur: scatters READ responses / atomic results of the oldest WQE
  * @rcur_active: @rcur is set up for the WQE at the SQ head
+ * @solo: the requester runs in a doorbell without task_mutex
+ *	(vroce_req_solo()): it completes nothing
+ * @fail_pending: a WQE failed in a solo run; the task completes it
+ *	(@fail_slot, @fail_status) before the requester goes on
+ * @fail_slot: the failed WQE's slot
+ * @fail_status: its completion status
  */
 struct vroce_req {
 	struct vroce_swqe *wqes;
@@ -163,6 +170,10 @@ struct vroce_req {
 	struct vroce_sge_cursor cur;
 	struct vroce_sge_cursor rcur;
 	bool rcur_active;
+	bool solo;
+	bool fail_pending;
+	u32 fail_slot;
+	u8 fail_status;
 };
 
 /**
@@ -312,6 +323,7 @@ u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu,
 
 /* req.c APIs: */
 bool vroce_req_step(struct vroce_qp *qp);
+void vroce_req_solo(struct vroce_qp *qp);
 void vroce_req_reset(struct vroce_qp *qp);
 void vroce_req_timer_update(struct vroce_qp *qp);
 void vroce_req_timer_arm(struct vroce_qp *qp);

@@ -1744,6 +1744,88 @@ TEST_F_TIMEOUT(rc, read_flushed_buffer_owned, TEST_TIMEOUT_S)
 }
 
 /*
+ * READs posted one by one (a doorbell each), then a WRITE whose local SGE
+ * names a deregistered MR. The doorbells that come while a READ response
+ * is being copied run the requester beside the copy (task.c), and the
+ * WRITE fails there: its failure is completed by the task, in order. So:
+ * the READs complete in order, successes (with their data) before
+ * flushes; the WRITE with LOC_PROT_ERR; the QP in ERR; and nothing lands
+ * in the READs' buffer after the completions.
+ */
+TEST_F_TIMEOUT(rc, reads_then_bad_lkey_write, TEST_TIMEOUT_S)
+{
+	const uint32_t n = 15, len = 256u << 10, wlen = 65536;
+	struct seg all = { 0, n * len };
+	struct ibv_send_wr wr, *bad;
+	uint32_t i, flushed = 0, lkey;
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	long bad_at;
+	uint8_t *p;
+
+	pair_connect(_metadata, &self->a, &self->b, &conn_default);
+	p = own_buffer(&self->a, wlen, &mr);
+	ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
+	lkey = mr->lkey;
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	fill_src(self->b.buf, &all, 1, 1500);
+	memset(self->a.buf, 0, n * len);
+	memset(self->b.buf + n * len, 0x3c, wlen);
+	for (i = 0; i < n; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)self->a.buf + i * len, len,
+					self->a.mr->lkey };
+		wr = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+		wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + i * len;
+		wr.wr.rdma.rkey = self->b.mr->rkey;
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	}
+	sge = (struct ibv_sge){ (uintptr_t)p, wlen, lkey };
+	wr = (struct ibv_send_wr){
+		.wr_id = n, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+	};
+	wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + n * len;
+	wr.wr.rdma.rkey = self->b.mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(1, vroce_poll_one(self->a.scq, &wc, POLL_TIMEOUT_S))
+			TH_LOG("no completion for READ %u", i);
+		EXPECT_EQ(i, wc.wr_id);
+		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+			flushed++;
+			continue;
+		}
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
+			TH_LOG("READ %u: %s", i, wc_str(wc.status));
+		EXPECT_EQ(0, flushed) TH_LOG("READ %u after a flush", i);
+		EXPECT_EQ(0, memcmp(self->a.buf + i * len,
+				    self->b.buf + i * len, len))
+			TH_LOG("READ %u: wrong data", i);
+	}
+	TH_LOG("%u of %u READs flushed", flushed, n);
+	expect_wc(_metadata, self->a.scq, self->a.qp, n, IBV_WC_LOC_PROT_ERR,
+		  0, NULL);
+	expect_qp_err(_metadata, self->a.qp);
+	for (i = 0; i < wlen && self->b.buf[n * len + i] == 0x3c; i++)
+		;
+	EXPECT_EQ(wlen, i) TH_LOG("WRITE target byte %u written", i);
+	memset(self->a.buf, 0x5a, n * len);
+	usleep(300 * 1000);
+	for (bad_at = -1, i = 0; i < n * len && bad_at < 0; i++)
+		if (self->a.buf[i] != 0x5a)
+			bad_at = i;
+	EXPECT_EQ(-1, bad_at) TH_LOG("byte %ld written after the completions",
+				     bad_at);
+	munmap(p, wlen);
+}
+
+/*
  * A READ into a local SGE whose lkey names no MR (deregistered): the
  * requester finds it when the data arrives, LOC_PROT_ERR, the QP in ERR,
  * the buffer untouched.
