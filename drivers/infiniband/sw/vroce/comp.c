@@ -21,9 +21,9 @@
  * ones (or all, with IB_SIGNAL_ALL_WR, or any in error) produce a
  * completion.
  *
- * Context: the QP's task (task.c), which owns the state, with task_mutex
- * and req_mutex held; req_mutex is let go only around the copy of a long
- * READ response (vroce_comp_read_copy()).
+ * Context: the QP's task (task.c), which owns the state; it lends the
+ * requester to a doorbell around the copy of a long READ response
+ * (vroce_comp_read_copy()).
  */
 
 #include <linux/sizes.h>
@@ -36,11 +36,12 @@
 #include "xport.h"
 
 /*
- * A READ response payload this long or longer is copied without
- * req_mutex (vroce_comp_read_copy()); a shorter copy costs less than a
- * doorbell's run beside it would save (16 KiB: about 5 us under TCG).
+ * While a READ response payload this long or longer is copied, the task
+ * lends the requester (vroce_comp_read_copy()); a shorter copy costs less
+ * than a doorbell's run beside it would save (16 KiB: about 5 us under
+ * TCG).
  */
-#define VROCE_COMP_UNLOCKED_COPY_MIN SZ_16K
+#define VROCE_COMP_LEND_MIN SZ_16K
 
 /* RNR NAK timer codes (IBTA, SPEC.md §3.4) in units of 10 us. */
 static const u32 vroce_rnr_10us[32] = {
@@ -347,11 +348,12 @@ static int vroce_comp_read_piece(void *arg, void *src, u32 len)
 }
 
 /*
- * Copy a READ response's payload through req.rcur. A long one is copied
- * without req_mutex, so that a doorbell can run the requester meanwhile
- * (task.c): the copy touches only rcur, the skb and the destination MR,
- * which no requester does; task_mutex, still held, keeps out everything
- * else that would (modify_qp, the task's other contexts).
+ * Copy a READ response's payload through req.rcur. Around a long one the
+ * requester is lent, so that a doorbell can run it meanwhile (task.c):
+ * the copy touches only rcur, the skb and the destination MR, which no
+ * requester does; task_mutex, still held, keeps out everything else that
+ * would (modify_qp, the task's other contexts). Taking the requester back
+ * waits for a borrower to finish.
  */
 static int vroce_comp_read_copy(struct vroce_qp *qp, struct sk_buff *skb,
 				u32 paylen)
@@ -359,13 +361,16 @@ static int vroce_comp_read_copy(struct vroce_qp *qp, struct sk_buff *skb,
 	int err;
 
 	lockdep_assert_held(&qp->task_mutex);
-	lockdep_assert_held(&qp->req_mutex);
 
-	if (paylen < VROCE_COMP_UNLOCKED_COPY_MIN)
+	if (paylen < VROCE_COMP_LEND_MIN)
 		return vroce_pkt_walk_payload(skb, vroce_comp_read_piece, qp);
+	mutex_lock(&qp->req_mutex);
+	WRITE_ONCE(qp->req.lent, true);
 	mutex_unlock(&qp->req_mutex);
 	err = vroce_pkt_walk_payload(skb, vroce_comp_read_piece, qp);
 	mutex_lock(&qp->req_mutex);
+	WRITE_ONCE(qp->req.lent, false);
+	mutex_unlock(&qp->req_mutex);
 	return err;
 }
 

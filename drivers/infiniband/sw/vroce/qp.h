@@ -48,16 +48,15 @@ struct vroce_av {
  * @dying: destroy_qp started; the task does nothing more (READ_ONCE)
  * @task: runs the transport (task.c); owns a reference while queued
  * @task_mutex: held by the task while it runs and by modify_qp
- * @req_mutex: the requester's lock: held with @task_mutex (taken after
- *	it), except around the copy of a long READ response, and alone by a
- *	doorbell's solo run of the requester (task.c)
+ * @req_mutex: guards req.lent, and a doorbell's solo run of the requester
+ *	while the task lends it (task.c)
  * @rxq: received packets waiting for the task
  * @task_flags: VROCE_TASK_AGAIN: run the task again once task_mutex is
  *	released (task.c)
  * @run: while the task runs, the run list of the context running it (the
- *	receivers of its loopback packets go there; @req_mutex)
+ *	receivers of its loopback packets go there; the requester's owner)
  * @tx_skb: the skb the task's loopback frames reuse, or NULL
- *	(tx.c; @req_mutex)
+ *	(tx.c; the requester's owner)
  * @req: requester and completer state, owned by the task
  * @resp: responder state, owned by the task
  * @cc: congestion control (NP, RP, pacer), owned by the task (cc_rp.c)
@@ -96,6 +95,16 @@ struct vroce_qp {
 static inline struct vroce_qp *to_vqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct vroce_qp, ibqp);
+}
+
+/*
+ * The requester's owner: the QP's task (task_mutex), or a doorbell's solo
+ * run that borrowed it (req_mutex, req.lent; task.c).
+ */
+static inline void vroce_req_assert_owner(struct vroce_qp *qp)
+{
+	lockdep_assert(lockdep_is_held(&qp->task_mutex) ||
+		       lockdep_is_held(&qp->req_mutex));
 }
 
 /* qp.c APIs: */

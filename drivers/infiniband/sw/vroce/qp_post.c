@@ -72,7 +72,7 @@ static bool vroce_qp_can_send(enum ib_qp_state state)
 
 /**
  * vroce_sq_peek - copy and check a send WQE
- * @qp: the QP; the caller is its requester (req_mutex held)
+ * @qp: the QP; the caller is its requester (vroce_req_assert_owner())
  * @slot: the SQ slot, between the consumer and the producer index
  * @wqe: gets the WQE header; SGEs or inline data stay in the ring, at most
  *	wqe->dma.num_sge of them (checked against the ring's element size)
@@ -90,7 +90,7 @@ int vroce_sq_peek(struct vroce_qp *qp, u32 slot, struct rxe_send_wqe *wqe)
 {
 	struct vroce_queue *q = &qp->sq.queue;
 
-	lockdep_assert_held(&qp->req_mutex);
+	vroce_req_assert_owner(qp);
 
 	if (slot == vroce_queue_published_prod(q))
 		return -ENOENT;

@@ -18,10 +18,9 @@
  *   IB_EVENT_SQ_DRAINED raised if en_sqd_async_notify asked for it;
  * - entering RTS (again) kicks the task for the WQEs posted meanwhile.
  *
- * Locking: see qp.c. modify_qp also holds vroce_qp.task_mutex and
- * vroce_qp.req_mutex, so the transport (task.c) sees a transition whole,
- * between two of its runs; vroce_qp_error() is called with both held too
- * (by the task itself).
+ * Locking: see qp.c. modify_qp also holds vroce_qp.task_mutex, so the
+ * transport (task.c) sees a transition whole, between two of its runs;
+ * vroce_qp_error() is called with it held too (by the task itself).
  */
 
 #include "cq.h"
@@ -288,7 +287,6 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	vroce_qp_prepare_av(&av, attr, mask);
 
 	mutex_lock(&qp->task_mutex);
-	mutex_lock(&qp->req_mutex);
 	spin_lock_irqsave(&qp->state_lock, flags);
 	err = vroce_qp_transition(qp, attr, mask, &av, &cur, &next);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
@@ -296,7 +294,6 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		vroce_xport_modify(qp, attr, mask);
 		vroce_qp_after_transition(qp, cur, next);
 	}
-	mutex_unlock(&qp->req_mutex);
 	vroce_task_unlock(qp);
 
 	/* The replaced AV on success, the unused new one on failure. */

@@ -44,12 +44,12 @@
  * Local operations (fast registration, local invalidation) execute when
  * they are reached, in order, and complete when they reach the head.
  *
- * Context: the QP's task (task.c), which owns the state, under
- * vroce_qp.req_mutex; or a doorbell's solo run (vroce_req_solo()), which
- * holds only req_mutex while the task copies a READ response's payload
- * (comp.c). A solo run completes nothing: a WQE that fails in it is left
- * to the task (req.fail_pending), and a local operation, a drain to SQD
- * and a paced QP wait for the task.
+ * Context: the QP's task (task.c), which owns the state; or a doorbell's
+ * solo run (vroce_req_solo()), which borrows the requester, holding
+ * vroce_qp.req_mutex, while the task copies a READ response's payload and
+ * has lent it (req.lent, comp.c). A solo run completes nothing: a WQE that
+ * fails in it is left to the task (req.fail_pending), and a local
+ * operation, a drain to SQD and a paced QP wait for the task.
  */
 
 #include <linux/slab.h>
@@ -105,7 +105,7 @@ void vroce_req_timer_update(struct vroce_qp *qp)
 	struct hrtimer *timer = &req->timer;
 	u64 due = req->ack_due;
 
-	lockdep_assert_held(&qp->req_mutex);
+	vroce_req_assert_owner(qp);
 
 	if (req->probe_due && (!due || req->probe_due < due))
 		due = req->probe_due;
@@ -176,7 +176,7 @@ static bool vroce_req_gathers(const struct vroce_swqe *sw)
 
 /**
  * vroce_req_set_window - size the window for the QP's destination
- * @qp: the QP, entering RTS (its path is set); req_mutex held
+ * @qp: the QP, entering RTS (its path is set); task_mutex held
  *
  * A destination on this device (internal loopback) loses nothing on the
  * way, and the doorbell runs ahead of the receiver's copies (task.c): its
@@ -188,7 +188,7 @@ void vroce_req_set_window(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
 
-	lockdep_assert_held(&qp->req_mutex);
+	vroce_req_assert_owner(qp);
 
 	if (qp->ibqp.qp_type == IB_QPT_RC && qp->av.sgid_attr &&
 	    vroce_tx_is_loopback(qp->av.sgid_attr, qp->av.ah.roce.dmac))
@@ -478,7 +478,7 @@ static int vroce_req_fill(void *arg, void *dst, u32 len)
 	struct vroce_qp *qp = ctx->qp;
 	u32 off = qp->req.offset + ctx->done;
 
-	lockdep_assert_held(&qp->req_mutex);	/* owns req.cur */
+	vroce_req_assert_owner(qp);	/* req.cur */
 	if (ctx->sw->wr.opcode == VROCE_WR_ATOMIC_WRITE) {
 		memcpy(dst, (const u8 *)&ctx->sw->atomic_wr + off, len);
 	} else if (vroce_req_inline(ctx->sw)) {
@@ -704,7 +704,7 @@ static void vroce_req_send(struct vroce_qp *qp)
 
 /**
  * vroce_req_check_drained - end the SQD drain once nothing is outstanding
- * @qp: the QP; req_mutex held
+ * @qp: the QP; task_mutex held
  *
  * A drain that waits for the ACK of an unsignaled tail sent before it
  * began probes for it now, not when the probe's backstop expires.
@@ -747,7 +747,7 @@ bool vroce_req_step(struct vroce_qp *qp)
 	struct vroce_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
-	lockdep_assert_held(&qp->req_mutex);
+	vroce_req_assert_owner(qp);
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return false;	/* a failure left pending goes at reset */
@@ -781,8 +781,8 @@ bool vroce_req_step(struct vroce_qp *qp)
 
 /**
  * vroce_req_solo - a doorbell's run of an RC requester alone
- * @qp: the QP; req_mutex held, task_mutex held by another context, which
- *	copies a READ response's payload (task.c)
+ * @qp: the QP; req_mutex held and req.lent set: the task's context, which
+ *	holds task_mutex, copies a READ response's payload (comp.c)
  *
  * At most two steps: start a WQE and send its first packet, or send two
  * packets. The copying context waits for req_mutex once it is done.
@@ -790,6 +790,7 @@ bool vroce_req_step(struct vroce_qp *qp)
 void vroce_req_solo(struct vroce_qp *qp)
 {
 	lockdep_assert_held(&qp->req_mutex);
+	WARN_ON_ONCE(!qp->req.lent);
 
 	qp->req.solo = true;
 	if (vroce_req_step(qp))

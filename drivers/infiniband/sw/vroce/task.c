@@ -9,7 +9,8 @@
  *   READ response generation (resp.c) and the requester (new packets and
  *   retransmissions, req.c). A work item never runs on two CPUs at once,
  *   and the task body runs under vroce_qp.task_mutex, so the state in
- *   vroce_qp.resp needs no other lock (vroce_qp.req: see req_mutex below).
+ *   vroce_qp.req and vroce_qp.resp needs no other lock (but see the
+ *   requester lent to a doorbell, below).
  * - The receive softirq (rx.c) only validates a packet, finds its QP and
  *   appends the skb to vroce_qp.rxq; a kernel post_send and the timer only
  *   kick the task. A user QP's doorbell (the POST_SEND system call, process
@@ -34,17 +35,19 @@
  *   posts and polls instead of after it. The requester's loopback window
  *   (VROCE_REQ_WINDOW_LOOP) lets the doorbell run that far ahead of the
  *   copies and their ACKs.
- * - The requester has a lock of its own, vroce_qp.req_mutex, which every
- *   holder of task_mutex takes after it (a task run, modify_qp), so the
- *   state in vroce_qp.req and the QP's transmit state (its cached skb, its
- *   run pointer) are always under req_mutex. The completer lets go of it
- *   only while it copies a long READ response (vroce_comp_read_copy()),
- *   touching nothing but the scatter cursor and the destination. A user
- *   doorbell that finds task_mutex taken tries req_mutex: if it gets it,
- *   it runs the RC requester alone (vroce_task_solo()), so the requests it
- *   posted go out, and their responder runs on its run list, beside the
- *   copy on another CPU, instead of after it in the copying context. A solo
- *   run completes nothing (req.c); the task's context runs again after it.
+ * - While the completer copies a long READ response
+ *   (vroce_comp_read_copy()), which touches nothing but the scatter
+ *   cursor and the destination, the task lends the requester: it sets
+ *   req.lent under vroce_qp.req_mutex before the copy, and clears it
+ *   under req_mutex after, waiting for a borrower to finish. A user
+ *   doorbell that finds the requester lent borrows it, holding req_mutex,
+ *   and runs it alone (vroce_task_solo()): the requests it posted go out,
+ *   and their responder runs on its run list, beside the copy on another
+ *   CPU, instead of after it in the copying context. The requester's
+ *   state and the QP's transmit state (its cached skb, its run pointer)
+ *   thus belong to the task, or to the borrower while lent
+ *   (vroce_req_assert_owner()). A solo run completes nothing (req.c); the
+ *   task's context runs again after it.
  * - The task runs in process context and sends with dev_queue_xmit(); the
  *   softirqs a transmission raises (veth, loopback) run when it re-enables
  *   bottom halves, so a receiver on the same CPU keeps up with the sender.
@@ -415,11 +418,9 @@ static bool vroce_task_run_locked(struct vroce_qp *qp,
 
 	if (READ_ONCE(qp->dying))
 		return false;
-	mutex_lock(&qp->req_mutex);
 	qp->run = run;
 	more = vroce_task_steps(qp);
 	qp->run = NULL;
-	mutex_unlock(&qp->req_mutex);
 	return more;
 }
 
@@ -518,24 +519,28 @@ static void vroce_task_run(struct work_struct *work)
 }
 
 /*
- * A doorbell that finds the task running: if that context is copying a
- * READ response (it holds task_mutex but has let go of req_mutex), run the
- * RC requester here, alone, so new requests go out beside the copy
- * (vroce_req_solo()). VROCE_TASK_AGAIN, set first, has the task's context
- * run again after it, for whatever the solo run left. Return: false if
- * the task is idle or busy otherwise: vroce_task_try_run() then.
+ * A doorbell that finds the task copying a READ response, the requester
+ * lent (req.lent): borrow it and run it here, alone, so new requests go
+ * out beside the copy (vroce_req_solo()). VROCE_TASK_AGAIN, set first,
+ * has the task's context run again after the copy, for whatever the solo
+ * run left. The QP's run pointer is the borrower's meanwhile; the copy
+ * does not send. Return: false if the requester is not lent (the task is
+ * idle or busy otherwise): vroce_task_try_run() then.
  */
 static bool vroce_task_solo(struct vroce_qp *qp, struct vroce_run_list *run)
 {
 	struct vroce_run_list *task_run;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (qp->ibqp.qp_type != IB_QPT_RC || !READ_ONCE(qp->req.lent))
 		return false;
 	set_bit(VROCE_TASK_AGAIN, &qp->task_flags);
-	smp_mb__after_atomic();	/* the request before the tests */
-	if (!mutex_is_locked(&qp->task_mutex) ||
-	    !mutex_trylock(&qp->req_mutex))
+	smp_mb__after_atomic();	/* the request before the trylock */
+	if (!mutex_trylock(&qp->req_mutex))
 		return false;
+	if (!qp->req.lent) {
+		mutex_unlock(&qp->req_mutex);
+		return false;
+	}
 	task_run = qp->run;
 	qp->run = run;
 	vroce_req_solo(qp);
@@ -696,9 +701,9 @@ void vroce_xport_qp_free(struct vroce_qp *qp)
  * @opcode: the BTH opcode
  * @psn: the BTH PSN
  *
- * Context: the QP's task or a solo requester (req_mutex held): the packet
- * may reuse the QP's cached skb and put its receiver on the run list of
- * the context that holds req_mutex.
+ * Context: the QP's task, or its requester borrowed by a doorbell: the
+ * packet may reuse the QP's cached skb and put its receiver on the run
+ * list of that context.
  */
 void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 			  u8 opcode, u32 psn)
@@ -706,8 +711,8 @@ void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 	const struct rdma_ah_attr *ah = &qp->av.ah;
 	const struct ib_global_route *grh = &ah->grh;
 
-	/* pi->skb_cache and pi->run belong to the req_mutex holder. */
-	lockdep_assert_held(&qp->req_mutex);
+	/* pi->skb_cache and pi->run belong to the task, or the borrower. */
+	vroce_req_assert_owner(qp);
 	memset(pi, 0, sizeof(*pi));
 	pi->sgid_attr = qp->av.sgid_attr;
 	pi->dgid = grh->dgid;

@@ -103,8 +103,9 @@ struct vroce_swqe {
 };
 
 /**
- * struct vroce_req - requester and completer state (vroce_qp.req_mutex;
- *	the task holds it, see task.c)
+ * struct vroce_req - requester and completer state, owned by the task
+ *	(task_mutex); the task lends the requester's part to a doorbell's
+ *	solo run while it copies a long READ response (@lent, task.c)
  * @wqes: one &struct vroce_swqe per send queue slot
  * @idx: the SQ slot being sent (or next to send)
  * @next_new: the first SQ slot never started
@@ -137,8 +138,11 @@ struct vroce_swqe {
  * @cur: gathers the payload of @wqes[@idx] from its SGE list
  * @rcur: scatters READ responses / atomic results of the oldest WQE
  * @rcur_active: @rcur is set up for the WQE at the SQ head
- * @solo: the requester runs in a doorbell without task_mutex
- *	(vroce_req_solo()): it completes nothing
+ * @lent: the task lends the requester: set and cleared under
+ *	vroce_qp.req_mutex around a long READ response's copy, which touches
+ *	only @rcur (vroce_comp_read_copy())
+ * @solo: the requester runs in a doorbell that borrowed it (req_mutex
+ *	held, @lent set; vroce_req_solo()): it completes nothing
  * @fail_pending: a WQE failed in a solo run; the task completes it
  *	(@fail_slot, @fail_status) before the requester goes on
  * @fail_slot: the failed WQE's slot
@@ -170,6 +174,7 @@ struct vroce_req {
 	struct vroce_sge_cursor cur;
 	struct vroce_sge_cursor rcur;
 	bool rcur_active;
+	bool lent;
 	bool solo;
 	bool fail_pending;
 	u32 fail_slot;
