@@ -1682,6 +1682,79 @@ TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
 }
 
 /*
+ * A buffer of @len bytes mapped for side @s whose MR is deregistered at
+ * once: its lkey names no MR. Returns the buffer (munmap() it), NULL on
+ * failure.
+ */
+static uint8_t *stale_lkey_buffer(struct side *s, uint32_t len, uint32_t *lkey)
+{
+	struct ibv_mr *mr;
+	uint8_t *p;
+
+	p = own_buffer(s, len, &mr);
+	if (!p)
+		return NULL;
+	*lkey = mr->lkey;
+	if (ibv_dereg_mr(mr)) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Poll @n READ completions of @len bytes each, posted with wr_id 0..n-1
+ * into a's buffer from the same offsets of b's: in order, successes with
+ * their data before flushes (nothing succeeds after a flushed READ).
+ * Returns the number flushed.
+ */
+static uint32_t expect_reads_in_order(struct __test_metadata *_metadata,
+				      struct side *a, const struct side *b,
+				      uint32_t n, uint32_t len)
+{
+	uint32_t i, flushed = 0;
+	struct ibv_wc wc;
+
+	for (i = 0; i < n; i++) {
+		if (vroce_poll_one(a->scq, &wc, POLL_TIMEOUT_S) != 1) {
+			EXPECT_TRUE(0) TH_LOG("no completion for READ %u", i);
+			return flushed;
+		}
+		EXPECT_EQ(i, wc.wr_id);
+		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+			flushed++;
+			continue;
+		}
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
+			TH_LOG("READ %u: %s", i, wc_str(wc.status));
+		EXPECT_EQ(0, flushed) TH_LOG("READ %u after a flush", i);
+		EXPECT_EQ(0, memcmp(a->buf + i * len, b->buf + i * len, len))
+			TH_LOG("READ %u: wrong data", i);
+	}
+	TH_LOG("%u of %u READs flushed", flushed, n);
+	return flushed;
+}
+
+/*
+ * The buffer is the application's again: fill it, wait, and check that
+ * nothing landed in it meanwhile (a late write would).
+ */
+static void expect_buffer_kept(struct __test_metadata *_metadata,
+			       uint8_t *buf, uint32_t len)
+{
+	long bad_at = -1;
+	uint32_t i;
+
+	memset(buf, 0x5a, len);
+	usleep(300 * 1000);
+	for (i = 0; i < len && bad_at < 0; i++)
+		if (buf[i] != 0x5a)
+			bad_at = i;
+	EXPECT_EQ(-1, bad_at) TH_LOG("byte %ld written after the completions",
+				     bad_at);
+}
+
+/*
  * READs flushed by the requester's move to ERR while the responder still
  * works on them: once the completions are polled, the buffer is the
  * application's again, and nothing that arrives afterwards (responses in
@@ -1694,10 +1767,8 @@ TEST_F_TIMEOUT(rc, read_flushed_buffer_owned, TEST_TIMEOUT_S)
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct ibv_send_wr wr[15], *bad;
 	struct seg all = { 0, n * len };
-	uint32_t i, flushed = 0;
 	struct ibv_sge sge[15];
-	struct ibv_wc wc;
-	long bad_at;
+	uint32_t i;
 
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
 	fill_src(self->b.buf, &all, 1, 1300);
@@ -1717,30 +1788,8 @@ TEST_F_TIMEOUT(rc, read_flushed_buffer_owned, TEST_TIMEOUT_S)
 	}
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
 	ASSERT_EQ(0, ibv_modify_qp(self->a.qp, &attr, IBV_QP_STATE));
-	for (i = 0; i < n; i++) {
-		ASSERT_EQ(1, vroce_poll_one(self->a.scq, &wc, POLL_TIMEOUT_S))
-			TH_LOG("no completion for READ %u", i);
-		EXPECT_EQ(i, wc.wr_id);
-		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
-			flushed++;
-			continue;
-		}
-		/* In order: nothing succeeds after a flushed READ. */
-		EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
-			TH_LOG("READ %u: %s", i, wc_str(wc.status));
-		EXPECT_EQ(0, flushed) TH_LOG("READ %u after a flush", i);
-		EXPECT_EQ(0, memcmp(self->a.buf + i * len,
-				    self->b.buf + i * len, len))
-			TH_LOG("READ %u: wrong data", i);
-	}
-	TH_LOG("%u of %u READs flushed", flushed, n);
-	/* The buffer is ours: a late write would land during the wait. */
-	memset(self->a.buf, 0x5a, n * len);
-	usleep(300 * 1000);
-	for (bad_at = -1, i = 0; i < n * len && bad_at < 0; i++)
-		if (self->a.buf[i] != 0x5a)
-			bad_at = i;
-	EXPECT_EQ(-1, bad_at) TH_LOG("byte %ld written after the flush", bad_at);
+	expect_reads_in_order(_metadata, &self->a, &self->b, n, len);
+	expect_buffer_kept(_metadata, self->a.buf, n * len);
 }
 
 /*
@@ -1757,18 +1806,13 @@ TEST_F_TIMEOUT(rc, reads_then_bad_lkey_write, TEST_TIMEOUT_S)
 	const uint32_t n = 15, len = 256u << 10, wlen = 65536;
 	struct seg all = { 0, n * len };
 	struct ibv_send_wr wr, *bad;
-	uint32_t i, flushed = 0, lkey;
 	struct ibv_sge sge;
-	struct ibv_mr *mr;
-	struct ibv_wc wc;
-	long bad_at;
+	uint32_t i, lkey;
 	uint8_t *p;
 
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
-	p = own_buffer(&self->a, wlen, &mr);
+	p = stale_lkey_buffer(&self->a, wlen, &lkey);
 	ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
-	lkey = mr->lkey;
-	ASSERT_EQ(0, ibv_dereg_mr(mr));
 	fill_src(self->b.buf, &all, 1, 1500);
 	memset(self->a.buf, 0, n * len);
 	memset(self->b.buf + n * len, 0x3c, wlen);
@@ -1793,35 +1837,14 @@ TEST_F_TIMEOUT(rc, reads_then_bad_lkey_write, TEST_TIMEOUT_S)
 	wr.wr.rdma.rkey = self->b.mr->rkey;
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
 
-	for (i = 0; i < n; i++) {
-		ASSERT_EQ(1, vroce_poll_one(self->a.scq, &wc, POLL_TIMEOUT_S))
-			TH_LOG("no completion for READ %u", i);
-		EXPECT_EQ(i, wc.wr_id);
-		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
-			flushed++;
-			continue;
-		}
-		EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
-			TH_LOG("READ %u: %s", i, wc_str(wc.status));
-		EXPECT_EQ(0, flushed) TH_LOG("READ %u after a flush", i);
-		EXPECT_EQ(0, memcmp(self->a.buf + i * len,
-				    self->b.buf + i * len, len))
-			TH_LOG("READ %u: wrong data", i);
-	}
-	TH_LOG("%u of %u READs flushed", flushed, n);
+	expect_reads_in_order(_metadata, &self->a, &self->b, n, len);
 	expect_wc(_metadata, self->a.scq, self->a.qp, n, IBV_WC_LOC_PROT_ERR,
 		  0, NULL);
 	expect_qp_err(_metadata, self->a.qp);
 	for (i = 0; i < wlen && self->b.buf[n * len + i] == 0x3c; i++)
 		;
 	EXPECT_EQ(wlen, i) TH_LOG("WRITE target byte %u written", i);
-	memset(self->a.buf, 0x5a, n * len);
-	usleep(300 * 1000);
-	for (bad_at = -1, i = 0; i < n * len && bad_at < 0; i++)
-		if (self->a.buf[i] != 0x5a)
-			bad_at = i;
-	EXPECT_EQ(-1, bad_at) TH_LOG("byte %ld written after the completions",
-				     bad_at);
+	expect_buffer_kept(_metadata, self->a.buf, n * len);
 	munmap(p, wlen);
 }
 
@@ -1839,16 +1862,13 @@ TEST_F_TIMEOUT(rc, read_bad_lkey, TEST_TIMEOUT_S)
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 	struct ibv_sge sge;
-	struct ibv_mr *mr;
 	struct ibv_send_wr *bad;
 	uint32_t lkey, i;
 	uint8_t *p;
 
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
-	p = own_buffer(&self->a, len, &mr);
+	p = stale_lkey_buffer(&self->a, len, &lkey);
 	ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
-	lkey = mr->lkey;
-	ASSERT_EQ(0, ibv_dereg_mr(mr));
 	memset(p, 0x5a, len);
 	fill_src(self->b.buf, &src, 1, 1400);
 	sge = (struct ibv_sge){ (uintptr_t)p, len, lkey };
