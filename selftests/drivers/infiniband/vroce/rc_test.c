@@ -11,8 +11,12 @@
  *                              v2 GID of VROCE_GID_FAMILY (4 or 6, default 4)
  *   VROCE_RC_QUICK             if set, fewer offset combinations per size
  * Nothing here depends on the provider: it passes on rdma_rxe too, but for
- * recv_too_short, which rdma_rxe (6.12) completes with LOC_QP_OP_ERR and
- * REM_OP_ERR where IBTA asks for LOC_LEN_ERR and REM_INV_REQ_ERR.
+ * two cases. recv_too_short: rdma_rxe (6.12) completes with LOC_QP_OP_ERR
+ * and REM_OP_ERR where IBTA asks for LOC_LEN_ERR and REM_INV_REQ_ERR.
+ * reads_then_bad_lkey_write: rdma_rxe (6.12) flushed the last READ, then
+ * completed the failing WRITE as flushed too, so nothing tells the
+ * application why the QP failed; here the failing WQE completes with its
+ * own status (LOC_PROT_ERR), in order.
  */
 #include <arpa/inet.h>
 #include <errno.h>
