@@ -17,12 +17,22 @@
  * - An MR holds one reference (->refs) while it is in the table.
  *   vroce_mr_get() finds it under rcu_read_lock() and takes a reference
  *   with refcount_inc_not_zero(), so it never revives an MR being freed.
+ *   A reference keeps the structure, not the memory: the transport may
+ *   hold one for as long as a peer leaves a message half done (a WRITE's
+ *   MR, a receive WQE's cursor), so deregistration never waits for
+ *   references.
+ * - Every access to the memory (mr_copy.c) is bracketed by
+ *   vroce_mr_enter() and vroce_mr_exit(), and never sleeps inside.
  * - Deregistration: (1) erase the index, so no new lookup finds the MR;
- *   (2) drop the table's reference; (3) wait for ->unused, completed by
- *   the last vroce_mr_put(), so every user that found the MR before (1) is
- *   done with its memory; (4) unpin and free the pages; (5) kfree_rcu():
- *   a lookup that loaded the pointer before (1) but lost the refcount race
- *   may still read ->refs until its RCU read section ends.
+ *   (2) mr_kill(): set ->dead, so no access starts, and wait for those in
+ *   progress (->copies), a wait bounded by one copy of at most one frame,
+ *   never by the network; (3) unpin and free the pages; (4) drop the
+ *   table's reference. Whoever still holds a reference finds the MR dead:
+ *   its next access fails, as a NIC's does on a key that is gone (a local
+ *   protection error, or a remote access error NAK). The last
+ *   vroce_mr_put() frees the structure with kfree_rcu(): a lookup that
+ *   loaded the pointer before (1) but lost the refcount race may still
+ *   read ->refs until its RCU read section ends.
  * - Memory windows (mw.c) bound to an MR count themselves in ->num_mw
  *   under vroce_dev.mws' lock. Deregistration, reregistration and
  *   invalidation test ->num_mw under that lock (deregistration also sets
@@ -39,6 +49,7 @@
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 
@@ -96,17 +107,26 @@ static struct vroce_mr *mr_alloc(struct ib_pd *ibpd, enum vroce_mr_kind kind,
 	mr->access = access & VROCE_MR_ACCESS;
 	mr->pd = ibpd;
 	refcount_set(&mr->refs, 1);
-	init_completion(&mr->unused);
 	return mr;
 }
 
-/* Frees what mr_alloc() and the kind's setup allocated; the MR is unused. */
-static void mr_free(struct vroce_mr *mr)
+/* Gives back the memory and the count: no access is in progress or starts. */
+static void mr_release(struct vroce_mr *mr)
 {
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	mr->umem = NULL;
 	kvfree(mr->pages);
+	mr->pages = NULL;
+	mr->max_pages = 0;
+	mr->npages = 0;
 	atomic_dec(&mr->vdev->num_mrs);
+}
+
+/* An MR that setup failed to publish: nobody else ever saw it. */
+static void mr_free(struct vroce_mr *mr)
+{
+	mr_release(mr);
 	kfree_rcu(mr, rcu);
 }
 
@@ -133,12 +153,23 @@ static int mr_publish(struct vroce_mr *mr)
 	return 0;
 }
 
-/* Steps (1)-(3) of deregistration: see the comment at the top. */
-static void mr_unpublish_and_wait(struct vroce_mr *mr)
+/*
+ * Step (2) of deregistration: no access starts after this, and those that
+ * began have ended. Each is one copy or atomic that does not sleep, so the
+ * wait is bounded by the longest copy (a frame), never by a peer.
+ */
+static void mr_kill(struct vroce_mr *mr)
 {
-	xa_erase(&mr->vdev->mrs, mr_index(mr->ibmr.lkey));
-	vroce_mr_put(mr);
-	wait_for_completion(&mr->unused);
+	WRITE_ONCE(mr->dead, true);
+	/* The flag before the count; pairs with vroce_mr_enter(). */
+	smp_mb();
+	wait_var_event(&mr->copies, !atomic_read(&mr->copies));
+}
+
+/* The last access of a dead MR ended: wake mr_kill(). */
+void vroce_mr_exit_slow(struct vroce_mr *mr)
+{
+	wake_up_var(&mr->copies);
 }
 
 /* A referenced MR whose current key is @key, valid or not; or NULL. */
@@ -186,10 +217,11 @@ struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 	return mr;
 }
 
+/* Context: any. The last reference (the table's went at dereg) frees. */
 void vroce_mr_put(struct vroce_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->refs))
-		complete(&mr->unused);
+		kfree_rcu(mr, rcu);
 }
 
 /**
@@ -497,7 +529,10 @@ int vroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, mr_set_page);
 }
 
-/* Fails with -EBUSY while memory windows are bound (IBA 10.6.7.2.6). */
+/*
+ * Fails with -EBUSY while memory windows are bound (IBA 10.6.7.2.6).
+ * Never waits for a QP that holds the MR (see the comment at the top).
+ */
 int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vroce_mr *mr = to_vmr(ibmr);
@@ -514,7 +549,9 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (err)
 		return err;
 
-	mr_unpublish_and_wait(mr);
-	mr_free(mr);
+	xa_erase(&vdev->mrs, mr_index(mr->ibmr.lkey));
+	mr_kill(mr);
+	mr_release(mr);
+	vroce_mr_put(mr);
 	return 0;
 }

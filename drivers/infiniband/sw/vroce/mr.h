@@ -2,8 +2,8 @@
 #ifndef _VROCE_MR_H
 #define _VROCE_MR_H
 
+#include <linux/atomic.h>
 #include <linux/bits.h>
-#include <linux/completion.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <rdma/ib_verbs.h>
@@ -54,8 +54,12 @@ enum vroce_mr_kind {
  * @num_mw: memory windows bound to the MR (vroce_dev.mws' lock)
  * @mw_closed: deregistration started, no window may bind (vroce_dev.mws'
  *	lock)
- * @refs: 1 while registered, plus one per vroce_mr_get() user
- * @unused: completed when @refs reaches zero; dereg_mr waits for it
+ * @refs: keeps the structure: 1 while registered, plus one per
+ *	vroce_mr_get() user; the last vroce_mr_put() frees it. A reference
+ *	does not keep the memory: see @dead
+ * @dead: deregistration began; no access to the memory may start
+ *	(vroce_mr_enter() fails), and the pages go once @copies is zero
+ * @copies: accesses to the memory in progress (vroce_mr_enter())
  * @rcu: frees the MR after lockless lookups are done with it
  */
 struct vroce_mr {
@@ -75,13 +79,47 @@ struct vroce_mr {
 	u32 num_mw;
 	bool mw_closed;
 	refcount_t refs;
-	struct completion unused;
+	bool dead;
+	atomic_t copies;
 	struct rcu_head rcu;
 };
 
 static inline struct vroce_mr *to_vmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct vroce_mr, ibmr);
+}
+
+/**
+ * vroce_mr_enter - begin an access to a referenced MR's memory
+ * @mr: the MR
+ *
+ * Pairs with vroce_mr_exit(). Between the two, deregistration waits
+ * (vroce_dereg_mr()), so the pages stay pinned and ->pages stays. The
+ * access must not sleep or wait for anything: its length is the bound of
+ * that wait.
+ *
+ * Return: false if the MR is being or has been deregistered (then the
+ * access fails, as a NIC's does on an invalid key).
+ */
+static inline bool vroce_mr_enter(struct vroce_mr *mr)
+{
+	atomic_inc(&mr->copies);
+	/* The count before the flag; pairs with mr_kill()'s barrier. */
+	smp_mb__after_atomic();
+	if (likely(!READ_ONCE(mr->dead)))
+		return true;
+	atomic_dec(&mr->copies);
+	return false;
+}
+
+void vroce_mr_exit_slow(struct vroce_mr *mr);
+
+/* End an access begun by a successful vroce_mr_enter(). */
+static inline void vroce_mr_exit(struct vroce_mr *mr)
+{
+	/* atomic_dec_return() is fully ordered: the access, then the flag. */
+	if (!atomic_dec_return(&mr->copies) && unlikely(READ_ONCE(mr->dead)))
+		vroce_mr_exit_slow(mr);
 }
 
 /* mr.c APIs: */

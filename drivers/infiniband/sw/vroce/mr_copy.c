@@ -25,7 +25,10 @@
  *   does), and the holder may read them after the MR is gone.
  *
  * Callers hold a reference on every MR they pass (vroce_mr_get()); nothing
- * here sleeps, so all of it runs in any context.
+ * here sleeps, so all of it runs in any context. A reference keeps the MR's
+ * structure, not its memory: each access here is bracketed by
+ * vroce_mr_enter()/vroce_mr_exit(), and fails with -EACCES once the MR is
+ * deregistered (mr.c).
  */
 
 #include <linux/highmem.h>
@@ -102,20 +105,26 @@ static int copy_pages(struct vroce_mr *mr, u64 offset, void *buf, u32 len,
  * @len: bytes to copy (untrusted)
  * @dir: which way
  *
- * Return: 0, or -EFAULT if the range is not inside @mr (nothing copied).
+ * Return: 0, -EFAULT if the range is not inside @mr (nothing copied), or
+ * -EACCES if @mr is deregistered.
  */
 int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 		  enum vroce_copy_dir dir)
 {
+	int err = 0;
+
 	if (!vroce_mr_range_ok(mr, iova, len))
 		return -EFAULT;
 	if (!len)
 		return 0;
-	if (mr->kind == VROCE_MR_DMA) {
+	if (!vroce_mr_enter(mr))
+		return -EACCES;
+	if (mr->kind == VROCE_MR_DMA)
 		copy_dir((void *)(uintptr_t)iova, buf, len, dir);
-		return 0;
-	}
-	return copy_pages(mr, mr_page_offset(mr, iova), buf, len, dir);
+	else
+		err = copy_pages(mr, mr_page_offset(mr, iova), buf, len, dir);
+	vroce_mr_exit(mr);
+	return err;
 }
 
 static u64 atomic_do(atomic64_t *v, enum vroce_atomic_op op, u64 compare_add,
@@ -138,8 +147,8 @@ static u64 atomic_do(atomic64_t *v, enum vroce_atomic_op op, u64 compare_add,
  * @swap: the swap value (compare-and-swap)
  * @orig: the value before the operation, in CPU byte order
  *
- * Return: 0, -EINVAL if @iova is not 8-byte aligned, or -EFAULT if it is
- * not inside @mr.
+ * Return: 0, -EINVAL if @iova is not 8-byte aligned, -EFAULT if it is
+ * not inside @mr, or -EACCES if @mr is deregistered.
  */
 int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, enum vroce_atomic_op op,
 		    u64 compare_add, u64 swap, u64 *orig)
@@ -152,21 +161,26 @@ int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, enum vroce_atomic_op op,
 		return -EINVAL;
 	if (!vroce_mr_range_ok(mr, iova, sizeof(u64)))
 		return -EFAULT;
+	if (!vroce_mr_enter(mr))
+		return -EACCES;
 	if (mr->kind == VROCE_MR_DMA) {
 		*orig = atomic_do((atomic64_t *)(uintptr_t)iova, op,
 				  compare_add, swap);
+		vroce_mr_exit(mr);
 		return 0;
 	}
 
 	/* Aligned: the 8 bytes never cross a page. */
 	offset = mr_page_offset(mr, iova);
 	page = mr_page(mr, offset);
-	if (!page)
-		return -EFAULT;
-	va = kmap_local_page(page);
-	*orig = atomic_do(va + (offset & ~PAGE_MASK), op, compare_add, swap);
-	kunmap_local(va);
-	return 0;
+	if (page) {
+		va = kmap_local_page(page);
+		*orig = atomic_do(va + (offset & ~PAGE_MASK), op, compare_add,
+				  swap);
+		kunmap_local(va);
+	}
+	vroce_mr_exit(mr);
+	return page ? 0 : -EFAULT;
 }
 
 /**
@@ -272,13 +286,15 @@ int vroce_sge_copy(struct vroce_sge_cursor *cur, void *buf, u32 len,
  * hold a reference on).
  *
  * Return: 0; -EAGAIN if @mr is not a user MR or the range takes more than
- * @max pieces (nothing handed out); -EFAULT if it is not inside @mr.
+ * @max pieces (nothing handed out); -EFAULT if it is not inside @mr;
+ * -EACCES if @mr is deregistered.
  */
 int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len, u32 max,
 		   void (*fn)(void *arg, struct page *page, u32 off, u32 len),
 		   void *arg)
 {
 	u64 offset;
+	int err = 0;
 
 	if (!vroce_mr_range_ok(mr, iova, len))
 		return -EFAULT;
@@ -287,18 +303,23 @@ int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len, u32 max,
 	offset = mr_page_offset(mr, iova);
 	if (DIV_ROUND_UP((offset & ~PAGE_MASK) + len, PAGE_SIZE) > max)
 		return -EAGAIN;
+	if (!vroce_mr_enter(mr))
+		return -EACCES;
 	while (len) {
 		u32 in_page = offset & ~PAGE_MASK;
 		u32 chunk = min_t(u32, len, PAGE_SIZE - in_page);
 		struct page *page = mr_page(mr, offset);
 
-		if (!page)
-			return -EFAULT;
+		if (!page) {
+			err = -EFAULT;
+			break;
+		}
 		fn(arg, page, in_page, chunk);
 		offset += chunk;
 		len -= chunk;
 	}
-	return 0;
+	vroce_mr_exit(mr);
+	return err;
 }
 
 /**

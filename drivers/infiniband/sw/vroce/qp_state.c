@@ -200,6 +200,7 @@ static void vroce_qp_entered_error(struct vroce_qp *qp)
 
 	hrtimer_try_to_cancel(&qp->req.timer);
 	vroce_resp_flush(qp);
+	vroce_req_flush(qp);
 	vroce_qp_flush_sq(qp);
 	vroce_qp_flush_rq(qp);
 	if (qp->srq)

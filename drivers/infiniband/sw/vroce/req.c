@@ -799,6 +799,24 @@ void vroce_req_solo(struct vroce_qp *qp)
 }
 
 /* Forget everything (modify to RESET, destroy). */
+/**
+ * vroce_req_flush - the QP entered ERR: let go of the MRs the cursors hold
+ * @qp: the QP; task_mutex held (the requester is not lent: a borrower
+ *	runs only inside the task's READ response copy)
+ *
+ * Nothing is sent or placed in ERR; the send queue is flushed from its
+ * ring, and RESET sets the requester up afresh (vroce_req_reset()).
+ */
+void vroce_req_flush(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->task_mutex);
+	vroce_sge_cursor_done(&req->cur);
+	vroce_sge_cursor_done(&req->rcur);
+	req->rcur_active = false;
+}
+
 void vroce_req_reset(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;

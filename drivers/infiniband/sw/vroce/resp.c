@@ -836,6 +836,12 @@ static void vroce_resp_read_step(struct vroce_qp *qp)
 	struct vroce_pkt_info pi;
 	u8 opcode;
 
+	/* The MR was deregistered under the READ (mr.c): an access error. */
+	if (rd->mr && unlikely(READ_ONCE(rd->mr->dead))) {
+		vroce_resp_error(qp, rd->psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return;
+	}
 	if (rd->first)
 		opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
 				IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;

@@ -330,6 +330,7 @@ u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu,
 bool vroce_req_step(struct vroce_qp *qp);
 void vroce_req_solo(struct vroce_qp *qp);
 void vroce_req_reset(struct vroce_qp *qp);
+void vroce_req_flush(struct vroce_qp *qp);
 void vroce_req_timer_update(struct vroce_qp *qp);
 void vroce_req_timer_arm(struct vroce_qp *qp);
 void vroce_req_progress(struct vroce_qp *qp, u32 una);

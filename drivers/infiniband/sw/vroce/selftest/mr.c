@@ -392,18 +392,24 @@ static void st_dereg_fn(struct work_struct *work)
 	complete(&w->done);
 }
 
-/* dereg_mr waits for a user's reference, however long it is held. */
-static bool st_dereg_waits(struct mr_st *st)
+/*
+ * dereg_mr waits for an access in progress, but not for a reference: it
+ * returns while one is held, and the holder's next access fails.
+ */
+static bool st_dereg_fence(struct mr_st *st)
 {
 	struct vroce_mr *mr, *ref;
+	bool waited, returned, ok;
 	struct st_work w;
-	bool waited;
+	u8 byte = 0;
 
 	mr = st_mr(st, vroce_get_dma_mr(&st->pd, 0), &st->pd);
 	if (!ST_OK(mr))
 		return false;
 	ref = vroce_mr_get(st->vdev, mr->key, &st->pd, 0);
-	if (!ST_OK(ref == mr)) {
+	if (!ST_OK(ref == mr) || !ST_OK(vroce_mr_enter(ref))) {
+		if (ref)
+			vroce_mr_put(ref);
 		vroce_dereg_mr(&mr->ibmr, NULL);
 		return false;
 	}
@@ -412,12 +418,15 @@ static bool st_dereg_waits(struct mr_st *st)
 	w.mr = mr;
 	queue_work(system_unbound_wq, &w.work);
 	waited = !wait_for_completion_timeout(&w.done, msecs_to_jiffies(50));
-	vroce_mr_put(ref);
+	vroce_mr_exit(ref);
+	returned = wait_for_completion_timeout(&w.done, 5 * HZ);
 	wait_for_completion(&w.done);
 	destroy_work_on_stack(&w.work);
-	if (!ST_OK(waited))
-		return false;
-	return true;
+	ok = ST_OK(waited) && ST_OK(returned) && ST_OK(!vroce_mr_enter(ref)) &&
+	     ST_OK(vroce_mr_copy(ref, (uintptr_t)st->buf, &byte, 1,
+				 VROCE_COPY_FROM_MR) == -EACCES);
+	vroce_mr_put(ref);
+	return ok;
 }
 
 static bool st_invalidate(struct mr_st *st)
@@ -446,7 +455,7 @@ static bool st_run(struct mr_st *st)
 
 	ok = st_map_fast(st) && st_copy(st) && st_bounds(st) &&
 	     st_lookup(st) && st_sge(st) && st_atomic(st) &&
-	     st_atomic_concurrent(st) && st_dereg_waits(st) &&
+	     st_atomic_concurrent(st) && st_dereg_fence(st) &&
 	     st_invalidate(st);
 	if (st->fast) {
 		u32 key = st->fast->key;

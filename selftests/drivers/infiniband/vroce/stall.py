@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""A peer that starts a message and then goes silent (stall.sh).
+
+  stall.py KIND ACTION --ns-a NSA --ns-b NSB --ifname vb --dev DEV ...
+
+stall_test holds an RC QP on DEV (in namespace NSA) connected to this
+"peer", which is only a packet socket on the other end of the veth pair
+(in NSB). KIND is what the peer leaves half done:
+
+  send   a SEND FIRST into the QP's receive WQE (AckReq: the ACK shows the
+         responder took the WQE and holds its MR)
+  write  an RDMA WRITE FIRST into the QP's MR (AckReq, as above)
+  read   the first READ response to a READ the QP posted (the requester
+         placed it and holds its scatter MR)
+
+and nothing else. Then ACTION, each of which must end within BOUND
+seconds (a hang guard: before, these waited on the peer for ever):
+
+  dereg     deregister the MR (and register the buffer again)
+  destroy   destroy the QP, then deregister the MR
+  kill      SIGKILL stall_test; the process must be gone
+  linkdel   rdma link delete DEV while stall_test holds it; then SIGKILL
+            stall_test, which must be gone
+  netnsdel  SIGKILL stall_test and delete NSA; the namespace's teardown
+            (which takes the veth pair with it) must finish within
+            NETNS_BOUND seconds
+
+Prints one "RESULT ok|fail KIND ACTION: ..." line.
+"""
+
+import argparse
+import ipaddress
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import roce  # noqa: E402 (the frame builders)
+
+BOUND = 5.0
+# A namespace is torn down by a kernel work item, after RCU grace periods.
+NETNS_BOUND = 15.0
+PEER_QPN = 0x777
+AETH_ACK = 0x1F             # ACK, unlimited credits
+OP_SEND_FIRST = 0x00
+OP_WRITE_FIRST = 0x06
+OP_READ_REQUEST = 0x0C
+OP_READ_RESPONSE_FIRST = 0x0D
+OP_ACK = 0x11
+
+
+class Local:
+    """stall_test in namespace NSA."""
+
+    def __init__(self, a):
+        env = dict(os.environ, VROCE_DEV=a.dev, VROCE_PEER_IP=a.peer_ip)
+        self.p = subprocess.Popen(["ip", "netns", "exec", a.ns_a, a.prog],
+                                  stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, env=env,
+                                  universal_newlines=True)
+        line = self.readline(30)
+        print("# stall_test: %s" % line)
+        self.info = {}
+        for kv in (line or "").split():
+            k, _, v = kv.partition("=")
+            self.info[k] = int(v, 0)
+
+    def readline(self, timeout):
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        return self.p.stdout.readline().strip() if r else None
+
+    def ask(self, cmd, timeout):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        return self.readline(timeout)
+
+    def gone_within(self, timeout):
+        try:
+            self.p.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+
+def frame(a, body):
+    eth = roce.mac_bytes(a.dut_mac) + roce.mac_bytes(a.peer_mac) + \
+        struct.pack("!H", roce.ETH_P_IP)
+    return eth + roce.frame_v2("v4", a.src, a.dst, body)
+
+
+def bth(opcode, qpn, psn, ackreq=False):
+    return roce.bth(opcode, qpn, psn, ackreq=ackreq)
+
+
+def payload(n):
+    return bytes((i * 7 + 3) & 0xFF for i in range(n))
+
+
+def next_bth(s, want_op, timeout=10):
+    """The BTH fields (opcode, qpn, psn, rest) of the next frame from the
+    QP to the peer with opcode want_op, or None."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fr = roce.recv_frame(s)
+        if not fr:
+            continue
+        kind, off = roce.is_roce(fr)
+        if kind != "v4":
+            continue
+        b = off + (fr[off] & 0xF) * 4 + 8
+        op, _, _, qpn, psn = struct.unpack("!BBHII", fr[b:b + 12])
+        if op == want_op and qpn & 0xFFFFFF == PEER_QPN:
+            return op, qpn & 0xFFFFFF, psn & 0xFFFFFF, fr[b + 12:]
+    return None
+
+
+def start_send(a, s, q):
+    body = bth(OP_SEND_FIRST, q["qpn"], q["rq_psn"], ackreq=True) + \
+        payload(q["mtu"])
+    s.send(frame(a, body))
+    ack = next_bth(s, OP_ACK)
+    return ack is not None and ack[2] == q["rq_psn"]
+
+
+def start_write(a, s, q):
+    reth = struct.pack("!QII", q["va"], q["rkey"], 4 * q["mtu"])
+    body = bth(OP_WRITE_FIRST, q["qpn"], q["rq_psn"], ackreq=True) + \
+        reth + payload(q["mtu"])
+    s.send(frame(a, body))
+    ack = next_bth(s, OP_ACK)
+    return ack is not None and ack[2] == q["rq_psn"]
+
+
+def start_read(a, s, q, local):
+    if local.ask("read %d" % (4 * q["mtu"]), 10) != "ok":
+        return False
+    req = next_bth(s, OP_READ_REQUEST)
+    if req is None or req[2] != q["sq_psn"]:
+        return False
+    aeth = struct.pack("!I", AETH_ACK << 24)
+    body = bth(OP_READ_RESPONSE_FIRST, q["qpn"], q["sq_psn"]) + aeth + \
+        payload(q["mtu"])
+    s.send(frame(a, body))
+    # Nothing answers a READ response: give the QP's task time to place it.
+    time.sleep(1)
+    return True
+
+
+def veth_gone(a):
+    r = subprocess.run(["ip", "-n", a.ns_b, "link", "show", a.ifname],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return r.returncode != 0
+
+
+def wait_until(cond, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return cond()
+
+
+def act(a, local):
+    """The action; (ok, what happened)."""
+    t = time.monotonic()
+    if a.action in ("dereg", "destroy"):
+        reply = local.ask(a.action, BOUND)
+        ok = reply is not None and reply.startswith("ok " + a.action)
+        return ok, "%s: %s" % (a.action, reply or "no answer in %g s" % BOUND)
+    if a.action == "kill":
+        local.p.kill()
+        ok = local.gone_within(BOUND)
+    elif a.action == "linkdel":
+        p = subprocess.Popen(["ip", "netns", "exec", a.ns_a, "rdma", "link",
+                              "delete", a.dev])
+        try:
+            ok = p.wait(timeout=BOUND) == 0
+        except subprocess.TimeoutExpired:
+            return False, "rdma link delete: not done in %g s" % BOUND
+        local.p.kill()
+        ok = ok and local.gone_within(BOUND)
+    else:
+        local.p.kill()
+        subprocess.run(["ip", "netns", "del", a.ns_a])
+        ok = local.gone_within(BOUND) and \
+            wait_until(lambda: veth_gone(a), NETNS_BOUND)
+    return ok, "%s: %s after %.2f s" % (a.action, "done" if ok else
+                                        "not done", time.monotonic() - t)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kind", choices=["send", "write", "read"])
+    ap.add_argument("action", choices=["dereg", "destroy", "kill",
+                                       "linkdel", "netnsdel"])
+    for opt in ("ns-a", "ns-b", "ifname", "dev", "dut-mac", "peer-mac",
+                "dut-ip", "peer-ip", "prog"):
+        ap.add_argument("--" + opt, required=True)
+    a = ap.parse_args()
+    a.src = ipaddress.ip_address(a.peer_ip)
+    a.dst = ipaddress.ip_address(a.dut_ip)
+    name = "%s %s" % (a.kind, a.action)
+
+    s = roce.packet_socket(a.ns_b, a.ifname)
+    local = Local(a)
+    q = local.info
+    if "qpn" not in q:
+        print("RESULT fail %s: stall_test did not start" % name)
+        return 1
+    start = {"send": lambda: start_send(a, s, q),
+             "write": lambda: start_write(a, s, q),
+             "read": lambda: start_read(a, s, q, local)}[a.kind]
+    if not start():
+        print("RESULT fail %s: the first packet was not taken" % name)
+        local.p.kill()
+        return 1
+    ok, what = act(a, local)
+    if ok and a.action in ("dereg", "destroy"):
+        local.p.stdin.write("quit\n")
+        local.p.stdin.flush()
+        ok = local.gone_within(BOUND) and local.p.returncode == 0
+    if local.p.poll() is None:
+        local.p.send_signal(signal.SIGKILL)
+    print("RESULT %s %s: %s" % ("ok" if ok else "fail", name, what))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
