@@ -22,6 +22,9 @@ seconds (a hang guard: before, these waited on the peer for ever):
   kill      SIGKILL stall_test; the process must be gone
   linkdel   rdma link delete DEV while stall_test holds it; then SIGKILL
             stall_test, which must be gone
+  retry     (read only) the QP retries the rest of the READ, from the
+            response that did not come, until its retries run out
+            (IBV_WC_RETRY_EXC_ERR); then dereg as above
   netnsdel  SIGKILL stall_test and delete NSA; the namespace's teardown
             (which takes the veth pair with it) must finish within
             NETNS_BOUND seconds
@@ -52,6 +55,9 @@ OP_WRITE_FIRST = 0x06
 OP_READ_REQUEST = 0x0C
 OP_READ_RESPONSE_FIRST = 0x0D
 OP_ACK = 0x11
+FAKE_VA = 0x10000           # stall_test's READ source
+FAKE_RKEY = 0x1234
+WC_RETRY_EXC_ERR = 12
 
 
 class Local:
@@ -59,6 +65,8 @@ class Local:
 
     def __init__(self, a):
         env = dict(os.environ, VROCE_DEV=a.dev, VROCE_PEER_IP=a.peer_ip)
+        if a.action == "retry":
+            env["STALL_TIMEOUT"] = "12"     # 16.8 ms per try
         self.p = subprocess.Popen(["ip", "netns", "exec", a.ns_a, a.prog],
                                   stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, env=env,
@@ -166,9 +174,35 @@ def wait_until(cond, timeout):
     return cond()
 
 
-def act(a, local):
+def retried(a, s, local):
+    """The READ's retry asks for the rest, after the first response, and
+    the QP gives up once its retries are spent."""
+    q = local.info
+    req = next_bth(s, OP_READ_REQUEST, timeout=BOUND)
+    if req is None:
+        return False, "no retried READ request"
+    va, rkey, length = struct.unpack("!QII", req[3][:16])
+    want = (q["sq_psn"] + 1, FAKE_VA + q["mtu"], FAKE_RKEY, 3 * q["mtu"])
+    if (req[2], va, rkey, length) != want:
+        return False, "retried READ psn=%d va=%#x rkey=%#x len=%d, want " \
+            "psn=%d va=%#x rkey=%#x len=%d" % ((req[2], va, rkey, length) +
+                                                 want)
+    reply = local.ask("poll 30", 35)
+    if reply != "ok status=%d wr_id=2" % WC_RETRY_EXC_ERR:
+        return False, "READ completion: %s, want retry exceeded" % reply
+    return True, "the rest of the READ was asked for again, then %s" % reply
+
+
+def act(a, s, local):
     """The action; (ok, what happened)."""
     t = time.monotonic()
+    if a.action == "retry":
+        ok, what = retried(a, s, local)
+        if not ok:
+            return ok, what
+        reply = local.ask("dereg", BOUND)
+        ok = reply is not None and reply.startswith("ok dereg")
+        return ok, "%s; dereg: %s" % (what, reply)
     if a.action in ("dereg", "destroy"):
         reply = local.ask(a.action, BOUND)
         ok = reply is not None and reply.startswith("ok " + a.action)
@@ -198,7 +232,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kind", choices=["send", "write", "read"])
     ap.add_argument("action", choices=["dereg", "destroy", "kill",
-                                       "linkdel", "netnsdel"])
+                                       "linkdel", "netnsdel", "retry"])
     for opt in ("ns-a", "ns-b", "ifname", "dev", "dut-mac", "peer-mac",
                 "dut-ip", "peer-ip", "prog"):
         ap.add_argument("--" + opt, required=True)
@@ -220,7 +254,7 @@ def main():
         print("RESULT fail %s: the first packet was not taken" % name)
         local.p.kill()
         return 1
-    ok, what = act(a, local)
+    ok, what = act(a, s, local)
     if ok and a.action in ("dereg", "destroy"):
         local.p.stdin.write("quit\n")
         local.p.stdin.flush()

@@ -13,8 +13,10 @@
 # destroying the QP, SIGKILL of the process, rdma link delete must be over
 # within 5 s, and the teardown of a deleted namespace within 15 s. These are
 # hang guards (stall.py): a teardown that waits on the peer never ends, in
-# D state. Last, the module unloads. A lean kernel (debug, 6.1) runs six of
-# the fifteen cases, each teardown at least once (STALL_FULL=1 runs all;
+# D state. And a READ whose peer vanished after the first response is
+# retried from the second, until the retries run out. Last, the module
+# unloads. A lean kernel (debug, 6.1) runs six of
+# the sixteen cases, each teardown at least once (STALL_FULL=1 runs all;
 # STALL_CASES="send dereg,read kill" runs those).
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -84,7 +86,7 @@ one_case() {
 
 # Lean: each action once or twice, each kind twice.
 LEAN_CASES=("send dereg" "send linkdel" "write destroy" "write netnsdel"
-	"read kill" "read dereg")
+	"read kill" "read retry")
 CASES=()
 if [ -n "${STALL_CASES:-}" ]; then
 	IFS=, read -ra CASES <<<"$STALL_CASES"
@@ -96,6 +98,7 @@ else
 			CASES+=("$kind $action")
 		done
 	done
+	CASES+=("read retry")
 fi
 
 ktap_print_header

@@ -8,6 +8,8 @@
  *   VROCE_PEER_IP   the peer's IPv4 address (its RoCE v2 GID)
  *   VROCE_GID       the GID index to send from (default: the first RoCE v2
  *                   IPv4 one)
+ *   STALL_TIMEOUT   the QP's ACK timeout exponent (default 24: a minute per
+ *                   try, so an outstanding READ stays outstanding)
  *
  * The MR is registered after the QP is created, as rdma_cm applications
  * do: at process exit uverbs destroys objects newest first, so the MR goes
@@ -21,6 +23,8 @@
  *   dereg      deregister the MR, then register the same buffer again
  *              (the memory is reusable): "ok dereg S reg" (S: seconds)
  *   destroy    destroy the QP, then deregister the MR: "ok destroy S"
+ *   poll S     the next completion within S seconds: "ok status=N
+ *              wr_id=N", or "bad" if none came
  *   quit       exit
  *
  * The timeouts are hang guards, not timing assertions: stall.sh bounds
@@ -91,8 +95,8 @@ static int connect_qp(int gid_idx, const char *peer_ip)
 		return fail("modify to RTR");
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_RTS;
-	/* About a minute per try: the READ stays outstanding meanwhile. */
-	attr.timeout = 24;
+	attr.timeout = getenv("STALL_TIMEOUT") ? atoi(getenv("STALL_TIMEOUT")) :
+					       24;
 	attr.retry_cnt = 7;
 	attr.rnr_retry = 7;
 	attr.sq_psn = SQ_PSN;
@@ -200,6 +204,17 @@ static int cmd_destroy(void)
 	return 0;
 }
 
+static int cmd_poll(unsigned int s)
+{
+	struct ibv_wc wc;
+
+	if (vroce_poll_one(cq, &wc, s) != 1)
+		return fail("no completion");
+	printf("ok status=%d wr_id=%llu\n", wc.status,
+	       (unsigned long long)wc.wr_id);
+	return 0;
+}
+
 int main(void)
 {
 	char line[128];
@@ -211,6 +226,8 @@ int main(void)
 	while (fgets(line, sizeof(line), stdin)) {
 		if (sscanf(line, "read %u", &n) == 1)
 			err = cmd_read(n);
+		else if (sscanf(line, "poll %u", &n) == 1)
+			err = cmd_poll(n);
 		else if (!strncmp(line, "dereg", 5))
 			err = cmd_dereg();
 		else if (!strncmp(line, "destroy", 7))

@@ -1,0 +1,171 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perftest killed at random points must leave nothing stuck:
+#
+#   [ns kla-*: nka over ka] ==veth== [ns klb-*: nkb over kb]
+#
+# Each round runs one of ib_write_bw, ib_read_bw, ib_send_bw and
+# ib_atomic_bw (-D 4: for four seconds) between nka and nkb, or on nka
+# alone (loopback), and after a random delay (0 to 3 s: connecting or
+# moving data) sends SIGKILL or SIGSEGV to the server or the
+# client. The victim must be gone within 5 s; the survivor finishes or
+# fails on its own, and is SIGKILLed if it has not after 15 s, and must be
+# gone within 5 s too. No process may stay in D state (the kernel waiting
+# on the dead peer). After the rounds the devices are deleted and the
+# module unloads; the VM runner fails the run on any kernel report
+# (kmemleak, lockdep, KASAN, hung task).
+#
+# KILL_ROUNDS (default 16, 8 on a lean kernel) and KILL_SEED (default
+# random, printed) set the rounds: round N uses tool N % 4, loopback when
+# N / 4 is odd, the client as victim when N / 8 is odd, SIGSEGV when
+# N / 16 is odd (so 32 rounds cover every combination once).
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma ss timeout ib_write_bw ib_read_bw ib_send_bw \
+	ib_atomic_bw
+
+TOOLS=(ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw)
+ROUNDS=${KILL_ROUNDS:-16}
+vroce_lean_kernel && [ -z "${KILL_ROUNDS:-}" ] && ROUNDS=8
+SEED=${KILL_SEED:-$((RANDOM * 32768 + RANDOM))}
+NSA=
+NSB=
+GIDA=
+GIDB=
+PORT=18515
+SRV=
+CLI=
+
+cleanup() {
+	kill -9 "$SRV" "$CLI" 2>/dev/null
+	rdma link delete nkb 2>/dev/null
+	rdma link delete nka 2>/dev/null
+	vroce_unload
+	rm -f "$VROCE_LOG".*
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+setup() {
+	NSA=$(ns_add kla) && NSB=$(ns_add klb) || return 1
+	vroce_load &&
+		ip -n "$NSA" link add ka type veth peer name kb netns "$NSB" &&
+		ip -n "$NSA" addr add 192.0.2.1/24 dev ka &&
+		ip -n "$NSB" addr add 192.0.2.2/24 dev kb &&
+		ip -n "$NSA" link set ka up && ip -n "$NSB" link set kb up &&
+		ip netns exec "$NSA" rdma link add nka type vroce netdev ka &&
+		ip netns exec "$NSB" rdma link add nkb type vroce netdev kb &&
+		wait_for 10 vroce_gid nka v4 ka 192.0.2.1 &&
+		wait_for 10 vroce_gid nkb v4 kb 192.0.2.2 || return 1
+	GIDA=$(vroce_gid nka v4 ka 192.0.2.1) &&
+		GIDB=$(vroce_gid nkb v4 kb 192.0.2.2)
+}
+
+listening() {
+	ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .
+}
+
+# State of process $1 from /proc ("" once it is gone).
+proc_state() {
+	awk '{print $3}' "/proc/$1/stat" 2>/dev/null
+}
+
+# gone_within PID SECONDS: the process exits (is reaped) in time. On failure
+# says what it is doing.
+gone_within() {
+	local pid=$1 tries=$(($2 * 10))
+
+	while kill -0 "$pid" 2>/dev/null && [ "$tries" -gt 0 ]; do
+		# Reap it if it is our child and a zombie.
+		[ "$(proc_state "$pid")" = Z ] && { wait "$pid"; } 2>/dev/null
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	if kill -0 "$pid" 2>/dev/null && [ "$(proc_state "$pid")" != Z ]; then
+		echo "pid $pid still there, state $(proc_state "$pid"), in:"
+		sed 's/^/  /' "/proc/$pid/stack" 2>/dev/null
+		return 1
+	fi
+	{ wait "$pid"; } 2>/dev/null
+	return 0
+}
+
+# round N: one kill; prints what happened, returns its verdict.
+round() {
+	local n=$1 tool=${TOOLS[$(($1 % 4))]} loop=$((($1 / 4) % 2))
+	local victim=server sig=KILL port=$((PORT++)) delay
+	local srv_ns=$NSB srv_dev=nkb srv_gid=$GIDB sip=192.0.2.2 args
+
+	(((n / 8) % 2)) && victim=client
+	(((n / 16) % 2)) && sig=SEGV
+	if [ "$loop" = 1 ]; then
+		srv_ns=$NSA srv_dev=nka srv_gid=$GIDA sip=192.0.2.1
+	fi
+	delay=$((RANDOM % 3000))
+	delay=$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))
+	args=(-F -D 4 -p "$port")
+	[ "$tool" = ib_atomic_bw ] || args+=(-s 65536)
+	echo "round $n: $tool, $([ "$loop" = 1 ] && echo loopback || echo veth)," \
+		"SIG$sig to the $victim after $delay s"
+
+	ip netns exec "$srv_ns" "$tool" -d "$srv_dev" -x "$srv_gid" \
+		"${args[@]}" >"$VROCE_LOG.srv" 2>&1 &
+	SRV=$!
+	if ! wait_for 20 listening "$srv_ns" "$port"; then
+		echo "server did not listen"
+		cat "$VROCE_LOG.srv"
+		return 1
+	fi
+	ip netns exec "$NSA" "$tool" -d nka -x "$GIDA" "${args[@]}" "$sip" \
+		>"$VROCE_LOG.cli" 2>&1 &
+	CLI=$!
+	sleep "$delay"
+	local vpid=$SRV spid=$CLI ok=0 t0=$SECONDS
+	[ "$victim" = client ] && vpid=$CLI spid=$SRV
+	kill -s "$sig" "$vpid" 2>/dev/null
+	gone_within "$vpid" 5 || ok=1
+	echo "the $victim was gone after $((SECONDS - t0)) s"
+	# The survivor ends on its own (finished, or its peer's QP is gone).
+	if ! gone_within "$spid" 15 >/dev/null; then
+		echo "survivor still running after 15 s: SIGKILL"
+		kill -9 "$spid" 2>/dev/null
+		gone_within "$spid" 5 || ok=1
+	fi
+	echo "the survivor was gone after $((SECONDS - t0)) s"
+	SRV=
+	CLI=
+	return $ok
+}
+
+ktap_print_header
+vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
+ktap_set_plan $((ROUNDS + 2))
+ktap_print_msg "KILL_SEED=$SEED"
+RANDOM=$SEED
+if ! setup >"$VROCE_LOG" 2>&1; then
+	sed 's/^/# /' "$VROCE_LOG"
+	ktap_test_fail "two namespaces, veth pair, a vroce device at each end"
+	ktap_finished
+	exit
+fi
+ktap_test_pass "two namespaces, veth pair, a vroce device at each end"
+# Core dumps would go to the (read-only) working directory.
+ulimit -c 0
+for ((r = 0; r < ROUNDS; r++)); do
+	t=$SECONDS
+	ok=0
+	round "$r" >"$VROCE_LOG.round" 2>&1 || ok=1
+	# Not bash's notes of the jobs the round killed.
+	tail -n +2 "$VROCE_LOG.round" | grep -v '^[^ ]*: line [0-9]*: *[0-9]* ' |
+		sed 's/^/# /'
+	if [ "$ok" = 0 ]; then
+		ktap_test_pass "$(head -n 1 "$VROCE_LOG.round") ($((SECONDS - t)) s)"
+	else
+		ktap_test_fail "$(head -n 1 "$VROCE_LOG.round")"
+	fi
+done
+check "the devices go and the module unloads after the kills" \
+	sh -c "rdma link delete nkb && rdma link delete nka && rmmod vroce"
+ktap_finished
