@@ -50,7 +50,8 @@ struct vroce_av {
  * @task_mutex: held by the task while it runs and by modify_qp
  * @req_mutex: guards req.lent, and a doorbell's solo run of the requester
  *	while the task lends it (task.c)
- * @rxq: received packets waiting for the task
+ * @rxq: received packets waiting for the task; appended by the receive
+ *	path, removed by the task only, both under rxq.lock (task.c)
  * @task_flags: VROCE_TASK_AGAIN: run the task again once task_mutex is
  *	released (task.c)
  * @run: while the task runs, the run list of the context running it (the

@@ -13,7 +13,13 @@
  *   requester lent to a doorbell, below).
  * - The receive softirq (rx.c) only validates a packet, finds its QP and
  *   appends the skb to vroce_qp.rxq; a kernel post_send and the timer only
- *   kick the task. A user QP's doorbell (the POST_SEND system call, process
+ *   kick the task. The queue is bounded in packets (VROCE_RXQ_MAX,
+ *   vroce_qp_rx()). rxq.lock protects it: the receive path appends under
+ *   it, and the task alone removes packets, and reads the head it keeps
+ *   queued, under it (vroce_rxq_dequeue(), vroce_rxq_peek()), so the
+ *   receive path's writes to an skb are seen by the task. The only
+ *   lockless access is the test for an empty queue, which reads no skb.
+ *   A user QP's doorbell (the POST_SEND system call, process
  *   context) runs the task body itself (vroce_task_doorbell()), so a send
  *   costs no worker wakeup. Nothing that sends runs in softirq context.
  * - A context that wants a run while another holds task_mutex (a doorbell,
@@ -213,6 +219,65 @@ static void vroce_task_queue_elsewhere(struct vroce_qp *qp)
 	vroce_task_queue_on(qp, cpu);
 }
 
+/* Append @skb to the QP's receive queue unless it holds VROCE_RXQ_MAX. */
+static bool vroce_rxq_add(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	unsigned long flags;
+	bool room;
+
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	room = skb_queue_len(&qp->rxq) < VROCE_RXQ_MAX;
+	if (room)
+		__skb_queue_tail(&qp->rxq, skb);
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	return room;
+}
+
+/* The head of the receive queue, removed, or NULL. */
+static struct sk_buff *vroce_rxq_dequeue(struct vroce_qp *qp)
+{
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	skb = __skb_dequeue(&qp->rxq);
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	return skb;
+}
+
+/*
+ * The head of the receive queue, left there, or NULL. Looked at under the
+ * queue's lock: taking it orders the reads of the skb (its control block,
+ * its headers) after the receive path's writes, which it made before it
+ * queued the skb under the same lock. Only the QP's task removes packets
+ * (task_mutex held), so the skb stays queued and valid until it does.
+ */
+static struct sk_buff *vroce_rxq_peek(struct vroce_qp *qp)
+{
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	if (skb_queue_empty_lockless(&qp->rxq))
+		return NULL;
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	skb = skb_peek(&qp->rxq);
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	return skb;
+}
+
+/* Drop everything in the receive queue. */
+static void vroce_rxq_purge(struct vroce_qp *qp)
+{
+	struct sk_buff_head list;
+	unsigned long flags;
+
+	__skb_queue_head_init(&list);
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	skb_queue_splice_init(&qp->rxq, &list);
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	__skb_queue_purge(&list);
+}
+
 /**
  * vroce_qp_rx - queue a received packet for the QP's task
  * @qp: the QP, with a reference from vroce_qp_get() that this consumes
@@ -221,23 +286,23 @@ static void vroce_task_queue_elsewhere(struct vroce_qp *qp)
  *	NULL: the QP's task runs there if it has room (a doorbell's long
  *	frame: on another CPU, vroce_task_handoff()), else on the workqueue
  *
+ * A packet for a full queue (VROCE_RXQ_MAX) is counted in
+ * rcvd_qp_queue_full and dropped.
+ *
  * Context: softirq, or BHs disabled in the context that owns @run.
  */
 void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
 		 struct vroce_run_list *run)
 {
+	struct vroce_counters *cnt = &to_vdev(qp->ibqp.device)->counters;
 	bool handoff;
 
-	if (skb_queue_len(&qp->rxq) >= VROCE_RXQ_MAX) {
-		vroce_counter_inc(&to_vdev(qp->ibqp.device)->counters,
-				  VROCE_CNT_RCVD_QUEUE_FULL);
-		kfree_skb(skb);
-		vroce_qp_put(qp);
-		return;
-	}
 	/* Decided before the skb is queued: its QP's task may free it at once. */
 	handoff = run && vroce_task_handoff(run, skb);
-	skb_queue_tail(&qp->rxq, skb);
+	if (unlikely(!vroce_rxq_add(qp, skb))) {
+		vroce_counter_inc(cnt, VROCE_CNT_RCVD_QUEUE_FULL);
+		goto drop;
+	}
 	if (handoff) {
 		vroce_task_queue_elsewhere(qp);
 		return;
@@ -245,6 +310,11 @@ void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
 	if (run && vroce_run_list_add(run, qp))
 		return;
 	vroce_task_queue(qp);
+	return;
+
+drop:
+	kfree_skb(skb);
+	vroce_qp_put(qp);
 }
 
 /*
@@ -356,7 +426,7 @@ static struct sk_buff *vroce_task_next_rx(struct vroce_qp *qp)
 {
 	if (skb_queue_empty_lockless(&qp->rxq))
 		return NULL;
-	return skb_dequeue(&qp->rxq);
+	return vroce_rxq_dequeue(qp);
 }
 
 /* Return: true if the budget ran out with work left. */
@@ -371,7 +441,7 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 		vroce_cc_rp_timer(qp);
 	while (budget--) {
 		if (!vroce_task_active(READ_ONCE(qp->state))) {
-			skb_queue_purge(&qp->rxq);
+			vroce_rxq_purge(qp);
 			return false;
 		}
 		/*
@@ -379,9 +449,9 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 		 * responses to our own requests and retried READs may pass.
 		 */
 		if (qp->resp.rd.active) {
-			skb = skb_peek(&qp->rxq);
+			skb = vroce_rxq_peek(qp);
 			if (skb && vroce_task_may_overtake(qp, skb)) {
-				vroce_task_rx(qp, skb_dequeue(&qp->rxq));
+				vroce_task_rx(qp, vroce_rxq_dequeue(qp));
 				continue;
 			}
 			vroce_resp_step(qp);
@@ -640,7 +710,7 @@ void vroce_xport_reset(struct vroce_qp *qp)
 {
 	hrtimer_try_to_cancel(&qp->req.timer);
 	clear_bit(0, &qp->req.timer_fired);
-	skb_queue_purge(&qp->rxq);
+	vroce_rxq_purge(qp);
 	vroce_req_reset(qp);
 	vroce_resp_reset(qp);
 	vroce_cc_rp_reset(qp);
