@@ -42,7 +42,9 @@
  *  5. extension headers, pad and payload fit the opcode (rcvd_malformed);
  *  6. the default P_Key, full or limited member (rcvd_pkey_err).
  * A packet that passes counts in rcvd_pkts/rcvd_bytes and is demultiplexed
- * by BTH.DestQP to its QP's receive queue (vroce_qp_rx()), or, for DestQP
+ * by BTH.DestQP to its QP's receive queue (vroce_qp_rx(), which drops a
+ * payload longer than the QP's path MTU, before queueing, as malformed),
+ * or, for DestQP
  * 0xFFFFFF, by its destination address to the QPs attached to that
  * multicast group (vroce_mcast_rx()).
  *

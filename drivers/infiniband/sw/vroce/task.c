@@ -13,12 +13,15 @@
  *   requester lent to a doorbell, below).
  * - The receive softirq (rx.c) only validates a packet, finds its QP and
  *   appends the skb to vroce_qp.rxq; a kernel post_send and the timer only
- *   kick the task. The queue is bounded in packets (VROCE_RXQ_MAX,
- *   vroce_qp_rx()). rxq.lock protects it: the receive path appends under
- *   it, and the task alone removes packets, and reads the head it keeps
- *   queued, under it (vroce_rxq_dequeue(), vroce_rxq_peek()), so the
- *   receive path's writes to an skb are seen by the task. The only
- *   lockless access is the test for an empty queue, which reads no skb.
+ *   kick the task. The queue is bounded in packets (VROCE_RXQ_MAX) and in
+ *   skb->truesize (VROCE_RXQ_BYTES, vroce_qp.rxq_bytes), and a packet
+ *   longer than its QP's path MTU is dropped before it is queued
+ *   (vroce_qp_rx()). rxq.lock protects the queue and rxq_bytes: the
+ *   receive path appends under it, and the task alone removes packets,
+ *   and reads the head it keeps queued, under it (vroce_rxq_dequeue(),
+ *   vroce_rxq_peek()), so the receive path's writes to an skb are seen by
+ *   the task. The only lockless access is the test for an empty queue,
+ *   which reads no skb.
  *   A user QP's doorbell (the POST_SEND system call, process
  *   context) runs the task body itself (vroce_task_doorbell()), so a send
  *   costs no worker wakeup. Nothing that sends runs in softirq context.
@@ -219,16 +222,42 @@ static void vroce_task_queue_elsewhere(struct vroce_qp *qp)
 	vroce_task_queue_on(qp, cpu);
 }
 
-/* Append @skb to the QP's receive queue unless it holds VROCE_RXQ_MAX. */
+/*
+ * The most payload a packet for @qp may carry: an RC or UC QP's path MTU
+ * (before it has one, in RESET or INIT, the largest IB MTU), a UD or GSI
+ * QP's largest IB MTU (UD has no path MTU; a datagram is one packet of at
+ * most the sender's port MTU); an internal loopback frame's, which may
+ * carry several path MTUs, VROCE_LOOP_PAYLOAD (vroce_pkt_segs()).
+ */
+static u32 vroce_qp_rx_max_payload(struct vroce_qp *qp,
+				   const struct vroce_rx_cb *cb)
+{
+	enum ib_mtu mtu = READ_ONCE(qp->attr.path_mtu);
+
+	if (cb->loopback)
+		return VROCE_LOOP_PAYLOAD;
+	if ((qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC) ||
+	    mtu < IB_MTU_256 || mtu > IB_MTU_4096)
+		mtu = IB_MTU_4096;
+	return ib_mtu_enum_to_int(mtu);
+}
+
+/*
+ * Append @skb to the QP's receive queue unless it holds VROCE_RXQ_MAX
+ * packets or @skb would take it past VROCE_RXQ_BYTES of skb->truesize.
+ */
 static bool vroce_rxq_add(struct vroce_qp *qp, struct sk_buff *skb)
 {
 	unsigned long flags;
 	bool room;
 
 	spin_lock_irqsave(&qp->rxq.lock, flags);
-	room = skb_queue_len(&qp->rxq) < VROCE_RXQ_MAX;
-	if (room)
+	room = skb_queue_len(&qp->rxq) < VROCE_RXQ_MAX &&
+	       qp->rxq_bytes + skb->truesize <= VROCE_RXQ_BYTES;
+	if (room) {
+		qp->rxq_bytes += skb->truesize;
 		__skb_queue_tail(&qp->rxq, skb);
+	}
 	spin_unlock_irqrestore(&qp->rxq.lock, flags);
 	return room;
 }
@@ -241,6 +270,8 @@ static struct sk_buff *vroce_rxq_dequeue(struct vroce_qp *qp)
 
 	spin_lock_irqsave(&qp->rxq.lock, flags);
 	skb = __skb_dequeue(&qp->rxq);
+	if (skb)
+		qp->rxq_bytes -= skb->truesize;
 	spin_unlock_irqrestore(&qp->rxq.lock, flags);
 	return skb;
 }
@@ -274,6 +305,7 @@ static void vroce_rxq_purge(struct vroce_qp *qp)
 	__skb_queue_head_init(&list);
 	spin_lock_irqsave(&qp->rxq.lock, flags);
 	skb_queue_splice_init(&qp->rxq, &list);
+	qp->rxq_bytes = 0;
 	spin_unlock_irqrestore(&qp->rxq.lock, flags);
 	__skb_queue_purge(&list);
 }
@@ -286,8 +318,12 @@ static void vroce_rxq_purge(struct vroce_qp *qp)
  *	NULL: the QP's task runs there if it has room (a doorbell's long
  *	frame: on another CPU, vroce_task_handoff()), else on the workqueue
  *
- * A packet for a full queue (VROCE_RXQ_MAX) is counted in
- * rcvd_qp_queue_full and dropped.
+ * A payload longer than the QP allows (vroce_qp_rx_max_payload()) is a
+ * malformed packet: counted in rcvd_malformed and dropped here, before it
+ * is queued, without a NAK, and the QP is not affected. No conforming
+ * sender sends one, and a reassembled IPv4 or IPv6 datagram may be up to
+ * 64 KiB long. A packet for a full queue (VROCE_RXQ_MAX, VROCE_RXQ_BYTES)
+ * is counted in rcvd_qp_queue_full and dropped.
  *
  * Context: softirq, or BHs disabled in the context that owns @run.
  */
@@ -297,6 +333,11 @@ void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
 	struct vroce_counters *cnt = &to_vdev(qp->ibqp.device)->counters;
 	bool handoff;
 
+	if (unlikely(vroce_rx_cb(skb)->paylen >
+		     vroce_qp_rx_max_payload(qp, vroce_rx_cb(skb)))) {
+		vroce_counter_inc(cnt, VROCE_CNT_RCVD_MALFORMED);
+		goto drop;
+	}
 	/* Decided before the skb is queued: its QP's task may free it at once. */
 	handoff = run && vroce_task_handoff(run, skb);
 	if (unlikely(!vroce_rxq_add(qp, skb))) {
@@ -677,6 +718,7 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	mutex_init(&qp->task_mutex);
 	mutex_init(&qp->req_mutex);
 	skb_queue_head_init(&qp->rxq);
+	qp->rxq_bytes = 0;
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->req.timer.function = vroce_task_timer;
 
