@@ -205,13 +205,22 @@ struct vroce_req {
  * @valid: in use
  * @atomic: an atomic (else a READ)
  * @psn: its request PSN
+ * @last_psn: a READ's last response PSN (an atomic's: @psn)
  * @orig: the atomic's original value, replayed to duplicates
+ * @va: a READ's RETH address,
+ * @len: RETH length
+ * @rkey: and RETH rkey: a duplicate must ask for the same, or for the
+ *	tail of it from its PSN on
  */
 struct vroce_rd_res {
 	bool valid;
 	bool atomic;
 	u32 psn;
+	u32 last_psn;
 	u64 orig;
+	u64 va;
+	u32 len;
+	u32 rkey;
 };
 
 /**
