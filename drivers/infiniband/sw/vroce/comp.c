@@ -15,7 +15,9 @@
  * without forward progress, then IB_WC_RETRY_EXC_ERR); RNR NAK waits the
  * time its timer code says and retries (rnr_retry times, 7 = forever, then
  * IB_WC_RNR_RETRY_EXC_ERR); the other NAKs complete the WQE in error.
- * Any error moves the QP to ERR, which flushes what is left.
+ * Any error moves the QP to ERR, which flushes what is left. A sequence or
+ * RNR NAK inside a READ/atomic's PSNs, past req.una, is ignored (counted
+ * as received): no responder sends one (vroce_comp_nak_inside()).
  *
  * WQEs complete in send queue order, from its head, when done; signaled
  * ones (or all, with IB_SIGNAL_ALL_WR, or any in error) produce a
@@ -228,11 +230,27 @@ static bool vroce_comp_ack_before(struct vroce_qp *qp, u32 psn)
 	return true;
 }
 
+/*
+ * A NAK inside the PSNs of the READ or atomic at the head, other than
+ * req.una, is bogus: a responder's expected PSN skips a READ's response
+ * PSNs, so it never NAKs one of them; and req.rcur stands at req.una's
+ * bytes, so una cannot move into the READ without its data. Ignored, as
+ * a plain ACK there is (vroce_comp_ack()). A NAK at req.una retries from
+ * there. vroce_comp_ack_before() left the WQE that holds @psn at the head.
+ */
+static bool vroce_comp_nak_inside(struct vroce_qp *qp, u32 psn)
+{
+	return vroce_comp_rd_atomic(&qp->req.wqes[qp->sq.queue.cons]) &&
+	       psn != qp->req.una;
+}
+
 static void vroce_comp_rnr(struct vroce_qp *qp, u32 psn, u8 code)
 {
 	struct vroce_req *req = &qp->req;
 
 	vroce_comp_count(qp, VROCE_CNT_RNR_NAK_RCVD);
+	if (vroce_comp_nak_inside(qp, psn))
+		return;
 	if (vroce_psn_cmp(psn, req->una) > 0)
 		req->una = psn;
 	if (qp->attr.rnr_retry != 7) {
@@ -252,6 +270,8 @@ static void vroce_comp_rnr(struct vroce_qp *qp, u32 psn, u8 code)
 static void vroce_comp_seq_nak(struct vroce_qp *qp, u32 psn)
 {
 	vroce_comp_count(qp, VROCE_CNT_PACKET_SEQ_ERR);
+	if (vroce_comp_nak_inside(qp, psn))
+		return;
 	if (vroce_psn_cmp(psn, qp->req.una) > 0)
 		vroce_req_progress(qp, psn);
 	/* Waiting out an RNR NAK: the retry after it covers this gap. */

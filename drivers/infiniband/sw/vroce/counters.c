@@ -47,6 +47,7 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_REQ_REM_ACCESS_ERR].name = "req_remote_access_errors",
 	[VROCE_CNT_REQ_REM_INV_REQ].name = "req_remote_invalid_request",
 	[VROCE_CNT_DUPLICATE_REQUEST].name = "duplicate_request",
+	[VROCE_CNT_DUPLICATE_DROPPED].name = "duplicate_request_dropped",
 	[VROCE_CNT_OUT_OF_SEQUENCE].name = "out_of_sequence",
 	[VROCE_CNT_OUT_OF_BUFFER].name = "out_of_buffer",
 	[VROCE_CNT_NAK_SENT].name = "nak_sent",

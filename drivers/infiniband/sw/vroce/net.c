@@ -8,6 +8,12 @@
  * how vroce and rdma_rxe, which share RDMA_DRIVER_RXE and must never be
  * loaded together, exclude each other (DESIGN D3).
  *
+ * A socket receives the datagrams of its own namespace only, but these may
+ * have arrived on an upper device (macvlan, ipvlan, VLAN) whose lower
+ * device, and that device's vroce device, are in another namespace: rx.c
+ * looks the device up in the namespace of the netdev the datagram arrived
+ * on, and never beyond it (vroce_rx_find_dev()).
+ *
  * Locking and lifetime:
  * - vroce_net_lock (a mutex, process context only) protects ->users and the
  *   socket pointers of every namespace. It is global, not per namespace, so

@@ -50,7 +50,9 @@ struct vroce_av {
  * @task_mutex: held by the task while it runs and by modify_qp
  * @req_mutex: guards req.lent, and a doorbell's solo run of the requester
  *	while the task lends it (task.c)
- * @rxq: received packets waiting for the task
+ * @rxq: received packets waiting for the task; appended by the receive
+ *	path, removed by the task only, both under rxq.lock (task.c)
+ * @rxq_bytes: the skb->truesize of the packets in @rxq (rxq.lock)
  * @task_flags: VROCE_TASK_AGAIN: run the task again once task_mutex is
  *	released (task.c)
  * @run: while the task runs, the run list of the context running it (the
@@ -84,6 +86,7 @@ struct vroce_qp {
 	struct mutex req_mutex; /* see task.c */
 	unsigned long task_flags;
 	struct sk_buff_head rxq;
+	unsigned int rxq_bytes;
 	struct vroce_run_list *run;
 	struct sk_buff *tx_skb;
 	struct vroce_req req;

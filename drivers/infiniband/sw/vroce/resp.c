@@ -3,10 +3,10 @@
  * The responder: executes the requests of the QP's peer and answers them.
  *
  * A request with the expected PSN (resp.epsn) is executed; an earlier PSN
- * is a duplicate (a SEND or WRITE is acknowledged again, a READ is
- * executed again from its RETH, an atomic is answered from the record
- * kept for it); a later PSN means packets were lost: one PSN sequence NAK
- * per gap, and the packet is dropped.
+ * is a duplicate (a SEND or WRITE is acknowledged again, a READ or atomic
+ * is answered from the record kept for it, see below); a later PSN means
+ * packets were lost: one PSN sequence NAK per gap, and the packet is
+ * dropped.
  *
  * SEND: the first packet takes a receive WQE (from the SRQ or the RQ) and
  * copies it out of the ring; no WQE means an RNR NAK with min_rnr_timer
@@ -18,8 +18,21 @@
  * RNR retry of the packet is exact. READ: the RETH is checked, and the
  * responses (path MTU each) are sent by vroce_resp_step() before any later
  * request is looked at. Atomics: 8-byte aligned, REMOTE_ATOMIC; executed
- * with the MR's memory as a 64-bit atomic; the original value is kept in
- * a record (max_dest_rd_atomic of them, round robin) for duplicates.
+ * with the MR's memory as a 64-bit atomic.
+ *
+ * Duplicate READs and atomics (IBTA 9.7.5.1.3): each one accepted leaves a
+ * record (max_dest_rd_atomic of them, round robin): an atomic's original
+ * value, a READ's PSNs and RETH. A duplicate atomic is answered from its
+ * record. A duplicate READ is executed again only if its PSN lies in a
+ * recorded READ's PSNs and its RETH asks for that READ from that PSN on
+ * (the whole READ, or the tail a requester that goes back into it asks
+ * for again: rkey the same, address and length moved by the path MTUs
+ * before its PSN); the rkey is checked again, as for a new READ. A
+ * duplicate READ or atomic that no record covers is dropped and counted
+ * (duplicate_request_dropped). A replayed READ replaces the READ whose
+ * responses are going out, if any (IBTA allows it): the requester, going
+ * back, asks again for that one too, and finds it recorded, since it has
+ * no more READs and atomics outstanding than the responder keeps records.
  *
  * An ONLY, FIRST, MIDDLE or LAST packet this device sent to itself (internal
  * loopback, req.c) may carry several path MTUs: it is executed as that
@@ -451,6 +464,7 @@ static struct vroce_rd_res *vroce_resp_new_res(struct vroce_qp *qp,
 	res->valid = true;
 	res->atomic = atomic;
 	res->psn = psn;
+	res->last_psn = psn;
 	return res;
 }
 
@@ -489,7 +503,8 @@ static int vroce_resp_read_start(struct vroce_qp *qp,
 static int vroce_resp_read(struct vroce_qp *qp, struct sk_buff *skb, u32 psn)
 {
 	struct vroce_reth *reth = vroce_pkt_hdr(skb, VROCE_HDR_RETH);
-	u32 len = be32_to_cpu(reth->len);
+	u32 len = be32_to_cpu(reth->len), pkts;
+	struct vroce_rd_res *res;
 
 	vroce_resp_count(qp, VROCE_CNT_RX_READ_REQUESTS);
 	if (len > VROCE_MAX_MSG_SIZE) {
@@ -502,12 +517,15 @@ static int vroce_resp_read(struct vroce_qp *qp, struct sk_buff *skb, u32 psn)
 				 IB_WC_REM_ACCESS_ERR);
 		return -EAGAIN;
 	}
-	vroce_resp_new_res(qp, false, psn);
-	qp->resp.msn++;
 	/* The READ takes one PSN per response packet. */
-	qp->resp.epsn = vroce_psn_add(qp->resp.epsn,
-				      len ? DIV_ROUND_UP(len, vroce_resp_mtu(qp))
-					  - 1 : 0);
+	pkts = len ? DIV_ROUND_UP(len, vroce_resp_mtu(qp)) : 1;
+	res = vroce_resp_new_res(qp, false, psn);
+	res->last_psn = vroce_psn_add(psn, pkts - 1);
+	res->va = be64_to_cpu(reth->va);
+	res->len = len;
+	res->rkey = be32_to_cpu(reth->rkey);
+	qp->resp.msn++;
+	qp->resp.epsn = vroce_psn_add(qp->resp.epsn, pkts - 1);
 	return 0;
 }
 
@@ -675,6 +693,55 @@ static struct vroce_rd_res *vroce_resp_find_atomic(struct vroce_qp *qp,
 	return NULL;
 }
 
+/*
+ * The record of the READ whose responses include @psn, if @reth asks for
+ * it from @psn on: the whole READ at its first PSN, its tail at a later
+ * one (a READ resumed in the middle, see req.c).
+ */
+static struct vroce_rd_res *vroce_resp_find_read(struct vroce_qp *qp,
+						 u32 psn,
+						 const struct vroce_reth *reth)
+{
+	u32 i;
+
+	for (i = 0; i < qp->resp.nres; i++) {
+		struct vroce_rd_res *res = &qp->resp.res[i];
+		u64 skip;
+
+		if (!res->valid || res->atomic ||
+		    vroce_psn_cmp(psn, res->psn) < 0 ||
+		    vroce_psn_cmp(psn, res->last_psn) > 0)
+			continue;
+		/* Within res->len: @psn is one of its response PSNs. */
+		skip = (u64)((psn - res->psn) & VROCE_PSN_MASK) *
+		       vroce_resp_mtu(qp);
+		if (be32_to_cpu(reth->rkey) == res->rkey &&
+		    be64_to_cpu(reth->va) == res->va + skip &&
+		    be32_to_cpu(reth->len) == res->len - skip)
+			return res;
+	}
+	return NULL;
+}
+
+/*
+ * A duplicate READ: executed again as its record allows, its rkey checked
+ * again (it may have been invalidated meanwhile: then a remote access
+ * error, as for a new READ); else dropped.
+ */
+static void vroce_resp_dup_read(struct vroce_qp *qp, struct sk_buff *skb,
+				u32 psn)
+{
+	struct vroce_reth *reth = vroce_pkt_hdr(skb, VROCE_HDR_RETH);
+
+	if (!vroce_resp_find_read(qp, psn, reth)) {
+		vroce_resp_count(qp, VROCE_CNT_DUPLICATE_DROPPED);
+		return;
+	}
+	if (vroce_resp_read_start(qp, reth, psn))
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+}
+
 static void vroce_resp_duplicate(struct vroce_qp *qp, struct sk_buff *skb,
 				 u32 psn)
 {
@@ -684,19 +751,21 @@ static void vroce_resp_duplicate(struct vroce_qp *qp, struct sk_buff *skb,
 	vroce_resp_count(qp, VROCE_CNT_DUPLICATE_REQUEST);
 	switch (opcode) {
 	case IB_OPCODE_RC_RDMA_READ_REQUEST:
-		/* Executed again, from the retried request's RETH. */
-		vroce_resp_read_start(qp, vroce_pkt_hdr(skb, VROCE_HDR_RETH),
-				      psn);
+		vroce_resp_dup_read(qp, skb, psn);
 		return;
 	case IB_OPCODE_RC_COMPARE_SWAP:
 	case IB_OPCODE_RC_FETCH_ADD:
 		res = vroce_resp_find_atomic(qp, psn);
 		if (res)
 			vroce_resp_send_atomic_ack(qp, psn, res->orig);
+		else
+			vroce_resp_count(qp, VROCE_CNT_DUPLICATE_DROPPED);
 		return;
 	case VROCE_OPCODE_RC_ATOMIC_WRITE:
 		if (vroce_resp_find_atomic(qp, psn))
 			vroce_resp_send_atomic_write_ack(qp, psn);
+		else
+			vroce_resp_count(qp, VROCE_CNT_DUPLICATE_DROPPED);
 		return;
 	default:
 		vroce_resp_ack_later(qp, vroce_psn_add(qp->resp.epsn,
@@ -711,8 +780,9 @@ static void vroce_resp_duplicate(struct vroce_qp *qp, struct sk_buff *skb,
  * @qp: the QP
  * @skb: the request at the head of the QP's receive queue
  *
- * A duplicate READ (the requester went back) replaces the responses in
- * progress at once; anything else waits for them.
+ * A duplicate READ (the requester went back) is handled at once: replayed
+ * from its record, it replaces the responses in progress; not covered by
+ * one, it is dropped and they go on. Anything else waits for them.
  */
 bool vroce_resp_may_overtake(struct vroce_qp *qp, struct sk_buff *skb)
 {

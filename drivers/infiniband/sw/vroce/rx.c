@@ -10,7 +10,13 @@
  *
  * Device lookup and lifetime: skb->dev is the netdev the packet arrived on.
  * The device is the vroce device bound to it or, for an upper device (VLAN,
- * macvlan, bond), bound to one of its lower devices. ib_device_get_by_netdev()
+ * macvlan, ipvlan, bond), bound to one of its lower devices in the same
+ * network namespace (vroce_rx_find_dev()): the walk down the lower devices
+ * stops at a namespace boundary. Neither receive hook is per namespace in
+ * itself (the RoCEv1 handler sees every namespace's frames, and an upper
+ * device in one namespace may sit on a lower device of another), so this
+ * is what keeps a frame that arrived in one namespace away from the
+ * devices and QPs of another. ib_device_get_by_netdev()
  * finds it in ib_core's RCU netdev table and takes a registration reference
  * (ib_device_try_get()) that is dropped with ib_device_put() before the
  * handler returns; ib_unregister_device() waits for that reference, so the
@@ -36,7 +42,9 @@
  *  5. extension headers, pad and payload fit the opcode (rcvd_malformed);
  *  6. the default P_Key, full or limited member (rcvd_pkey_err).
  * A packet that passes counts in rcvd_pkts/rcvd_bytes and is demultiplexed
- * by BTH.DestQP to its QP's receive queue (vroce_qp_rx()), or, for DestQP
+ * by BTH.DestQP to its QP's receive queue (vroce_qp_rx(), which drops a
+ * payload longer than the QP's path MTU, before queueing, as malformed),
+ * or, for DestQP
  * 0xFFFFFF, by its destination address to the QPs attached to that
  * multicast group (vroce_mcast_rx()).
  *
@@ -108,25 +116,40 @@ static struct vroce_dev *vroce_rx_dev_get(struct net_device *ndev)
 	return to_vdev(ibdev);
 }
 
-static int vroce_rx_lower_dev(struct net_device *lower,
-			      struct netdev_nested_priv *priv)
-{
-	struct vroce_dev **vdevp = priv->data;
-
-	*vdevp = vroce_rx_dev_get(lower);
-	return *vdevp ? 1 : 0;
-}
-
-/* Return: the device with a reference (ib_device_put()), or NULL. */
+/*
+ * The device bound to @ndev, or to one of its lower devices (VLAN, macvlan,
+ * ipvlan, bond), looked for depth first without leaving @ndev's namespace:
+ * a lower device in another namespace, and whatever is below it, is not
+ * looked at. An upper device moved into a container's namespace thus
+ * never reaches the device of the namespace it came from, and each
+ * namespace sees only its own devices and QPs. Context: rcu_read_lock().
+ * Return: the device with a reference (ib_device_put()), or NULL.
+ */
 static struct vroce_dev *vroce_rx_find_dev(struct net_device *ndev)
 {
+	struct list_head *iter[MAX_NEST_DEV];
+	struct net_device *dev[MAX_NEST_DEV];
+	const struct net *net = dev_net(ndev);
 	struct vroce_dev *vdev = vroce_rx_dev_get(ndev);
-	struct netdev_nested_priv priv = { .data = &vdev };
+	struct net_device *lower;
+	int top = 0;
 
-	if (!vdev) {
-		rcu_read_lock();
-		netdev_walk_all_lower_dev_rcu(ndev, vroce_rx_lower_dev, &priv);
-		rcu_read_unlock();
+	dev[0] = ndev;
+	iter[0] = &ndev->adj_list.lower;
+	while (!vdev && top >= 0) {
+		lower = netdev_next_lower_dev_rcu(dev[top], &iter[top]);
+		if (!lower) {
+			top--;
+			continue;
+		}
+		if (!net_eq(dev_net(lower), net))
+			continue;
+		vdev = vroce_rx_dev_get(lower);
+		if (!vdev && top + 1 < MAX_NEST_DEV) {
+			top++;
+			dev[top] = lower;
+			iter[top] = &lower->adj_list.lower;
+		}
 	}
 	return vdev;
 }
@@ -339,7 +362,9 @@ static void vroce_rx_skb(struct sk_buff *skb,
 {
 	struct vroce_rx_pkt pkt = { .run = run };
 
+	rcu_read_lock();
 	pkt.vdev = vroce_rx_find_dev(skb->dev);
+	rcu_read_unlock();
 	if (!pkt.vdev) {
 		kfree_skb(skb);
 		return;
@@ -473,7 +498,10 @@ static struct packet_type vroce_rx_v1_ptype = {
 	.func = vroce_rx_v1,
 };
 
-/* Start receiving RoCEv1 frames, on every netdev of every namespace. */
+/*
+ * Start receiving RoCEv1 frames, on every netdev of every namespace; each
+ * goes to a device of the namespace it arrived in only (vroce_rx_find_dev()).
+ */
 void vroce_rx_init(void)
 {
 	dev_add_pack(&vroce_rx_v1_ptype);

@@ -13,7 +13,16 @@
  *   requester lent to a doorbell, below).
  * - The receive softirq (rx.c) only validates a packet, finds its QP and
  *   appends the skb to vroce_qp.rxq; a kernel post_send and the timer only
- *   kick the task. A user QP's doorbell (the POST_SEND system call, process
+ *   kick the task. The queue is bounded in packets (VROCE_RXQ_MAX) and in
+ *   skb->truesize (VROCE_RXQ_BYTES, vroce_qp.rxq_bytes), and a packet
+ *   longer than its QP's path MTU is dropped before it is queued
+ *   (vroce_qp_rx()). rxq.lock protects the queue and rxq_bytes: the
+ *   receive path appends under it, and the task alone removes packets,
+ *   and reads the head it keeps queued, under it (vroce_rxq_dequeue(),
+ *   vroce_rxq_peek()), so the receive path's writes to an skb are seen by
+ *   the task. The only lockless access is the test for an empty queue,
+ *   which reads no skb.
+ *   A user QP's doorbell (the POST_SEND system call, process
  *   context) runs the task body itself (vroce_task_doorbell()), so a send
  *   costs no worker wakeup. Nothing that sends runs in softirq context.
  * - A context that wants a run while another holds task_mutex (a doorbell,
@@ -213,6 +222,94 @@ static void vroce_task_queue_elsewhere(struct vroce_qp *qp)
 	vroce_task_queue_on(qp, cpu);
 }
 
+/*
+ * The most payload a packet for @qp may carry: an RC or UC QP's path MTU
+ * (before it has one, in RESET or INIT, the largest IB MTU), a UD or GSI
+ * QP's largest IB MTU (UD has no path MTU; a datagram is one packet of at
+ * most the sender's port MTU); an internal loopback frame's, which may
+ * carry several path MTUs, VROCE_LOOP_PAYLOAD (vroce_pkt_segs()).
+ */
+static u32 vroce_qp_rx_max_payload(struct vroce_qp *qp,
+				   const struct vroce_rx_cb *cb)
+{
+	enum ib_mtu mtu = READ_ONCE(qp->attr.path_mtu);
+
+	if (cb->loopback)
+		return VROCE_LOOP_PAYLOAD;
+	if ((qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC) ||
+	    mtu < IB_MTU_256 || mtu > IB_MTU_4096)
+		mtu = IB_MTU_4096;
+	return ib_mtu_enum_to_int(mtu);
+}
+
+/*
+ * Append @skb to the QP's receive queue unless it holds VROCE_RXQ_MAX
+ * packets or @skb would take it past VROCE_RXQ_BYTES of skb->truesize.
+ */
+static bool vroce_rxq_add(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	unsigned long flags;
+	bool room;
+
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	room = skb_queue_len(&qp->rxq) < VROCE_RXQ_MAX &&
+	       qp->rxq_bytes + skb->truesize <= VROCE_RXQ_BYTES;
+	if (room) {
+		qp->rxq_bytes += skb->truesize;
+		__skb_queue_tail(&qp->rxq, skb);
+	}
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	return room;
+}
+
+/* The head of the receive queue, removed, or NULL. */
+static struct sk_buff *vroce_rxq_dequeue(struct vroce_qp *qp)
+{
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	skb = __skb_dequeue(&qp->rxq);
+	if (skb)
+		qp->rxq_bytes -= skb->truesize;
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	return skb;
+}
+
+/*
+ * The head of the receive queue, left there, or NULL. Looked at under the
+ * queue's lock: taking it orders the reads of the skb (its control block,
+ * its headers) after the receive path's writes, which it made before it
+ * queued the skb under the same lock. Only the QP's task removes packets
+ * (task_mutex held), so the skb stays queued and valid until it does.
+ */
+static struct sk_buff *vroce_rxq_peek(struct vroce_qp *qp)
+{
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	if (skb_queue_empty_lockless(&qp->rxq))
+		return NULL;
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	skb = skb_peek(&qp->rxq);
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	return skb;
+}
+
+/* Drop everything in the receive queue. */
+static void vroce_rxq_purge(struct vroce_qp *qp)
+{
+	struct sk_buff_head list;
+	unsigned long flags;
+
+	__skb_queue_head_init(&list);
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	skb_queue_splice_init(&qp->rxq, &list);
+	qp->rxq_bytes = 0;
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	__skb_queue_purge(&list);
+}
+
 /**
  * vroce_qp_rx - queue a received packet for the QP's task
  * @qp: the QP, with a reference from vroce_qp_get() that this consumes
@@ -221,23 +318,32 @@ static void vroce_task_queue_elsewhere(struct vroce_qp *qp)
  *	NULL: the QP's task runs there if it has room (a doorbell's long
  *	frame: on another CPU, vroce_task_handoff()), else on the workqueue
  *
+ * A payload longer than the QP allows (vroce_qp_rx_max_payload()) is a
+ * malformed packet: counted in rcvd_malformed and dropped here, before it
+ * is queued, without a NAK, and the QP is not affected. No conforming
+ * sender sends one, and a reassembled IPv4 or IPv6 datagram may be up to
+ * 64 KiB long. A packet for a full queue (VROCE_RXQ_MAX, VROCE_RXQ_BYTES)
+ * is counted in rcvd_qp_queue_full and dropped.
+ *
  * Context: softirq, or BHs disabled in the context that owns @run.
  */
 void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
 		 struct vroce_run_list *run)
 {
+	struct vroce_counters *cnt = &to_vdev(qp->ibqp.device)->counters;
 	bool handoff;
 
-	if (skb_queue_len(&qp->rxq) >= VROCE_RXQ_MAX) {
-		vroce_counter_inc(&to_vdev(qp->ibqp.device)->counters,
-				  VROCE_CNT_RCVD_QUEUE_FULL);
-		kfree_skb(skb);
-		vroce_qp_put(qp);
-		return;
+	if (unlikely(vroce_rx_cb(skb)->paylen >
+		     vroce_qp_rx_max_payload(qp, vroce_rx_cb(skb)))) {
+		vroce_counter_inc(cnt, VROCE_CNT_RCVD_MALFORMED);
+		goto drop;
 	}
 	/* Decided before the skb is queued: its QP's task may free it at once. */
 	handoff = run && vroce_task_handoff(run, skb);
-	skb_queue_tail(&qp->rxq, skb);
+	if (unlikely(!vroce_rxq_add(qp, skb))) {
+		vroce_counter_inc(cnt, VROCE_CNT_RCVD_QUEUE_FULL);
+		goto drop;
+	}
 	if (handoff) {
 		vroce_task_queue_elsewhere(qp);
 		return;
@@ -245,6 +351,11 @@ void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
 	if (run && vroce_run_list_add(run, qp))
 		return;
 	vroce_task_queue(qp);
+	return;
+
+drop:
+	kfree_skb(skb);
+	vroce_qp_put(qp);
 }
 
 /*
@@ -356,7 +467,7 @@ static struct sk_buff *vroce_task_next_rx(struct vroce_qp *qp)
 {
 	if (skb_queue_empty_lockless(&qp->rxq))
 		return NULL;
-	return skb_dequeue(&qp->rxq);
+	return vroce_rxq_dequeue(qp);
 }
 
 /* Return: true if the budget ran out with work left. */
@@ -371,7 +482,7 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 		vroce_cc_rp_timer(qp);
 	while (budget--) {
 		if (!vroce_task_active(READ_ONCE(qp->state))) {
-			skb_queue_purge(&qp->rxq);
+			vroce_rxq_purge(qp);
 			return false;
 		}
 		/*
@@ -379,9 +490,9 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 		 * responses to our own requests and retried READs may pass.
 		 */
 		if (qp->resp.rd.active) {
-			skb = skb_peek(&qp->rxq);
+			skb = vroce_rxq_peek(qp);
 			if (skb && vroce_task_may_overtake(qp, skb)) {
-				vroce_task_rx(qp, skb_dequeue(&qp->rxq));
+				vroce_task_rx(qp, vroce_rxq_dequeue(qp));
 				continue;
 			}
 			vroce_resp_step(qp);
@@ -607,6 +718,7 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	mutex_init(&qp->task_mutex);
 	mutex_init(&qp->req_mutex);
 	skb_queue_head_init(&qp->rxq);
+	qp->rxq_bytes = 0;
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->req.timer.function = vroce_task_timer;
 
@@ -640,7 +752,7 @@ void vroce_xport_reset(struct vroce_qp *qp)
 {
 	hrtimer_try_to_cancel(&qp->req.timer);
 	clear_bit(0, &qp->req.timer_fired);
-	skb_queue_purge(&qp->rxq);
+	vroce_rxq_purge(qp);
 	vroce_req_reset(qp);
 	vroce_resp_reset(qp);
 	vroce_cc_rp_reset(qp);

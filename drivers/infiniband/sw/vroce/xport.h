@@ -63,6 +63,24 @@ static inline u32 vroce_psn_add(u32 psn, u32 n)
 /* Received packets a QP queues before its task runs; then drops. */
 #define VROCE_RXQ_MAX		4096
 static_assert(VROCE_REQ_WINDOW_LOOP * 2 <= VROCE_RXQ_MAX);
+/*
+ * The skb->truesize of one PSN's share of a queued frame, at most: a
+ * linear frame of one packet of the largest path MTU (4 KiB) is an 8 KiB
+ * head allocation and a struct sk_buff; a loopback frame of n packets, a
+ * head of under 2 KiB and n * 4 KiB of payload in page fragments.
+ */
+#define VROCE_RXQ_PSN_TRUESIZE	(SZ_8K + SZ_1K)
+/*
+ * The skb->truesize the packets a QP queues may take in all: 36 MiB. A QP
+ * legitimately holds two windows of packets at most (its peer's requests
+ * and the responses to its own, as for VROCE_RXQ_MAX), so the loopback
+ * window fits whole at any path MTU. This stops what the path MTU check
+ * (task.c) cannot: reassembled datagrams of a short payload in many IP
+ * fragments, each an skb of its own.
+ */
+#define VROCE_RXQ_BYTES		(VROCE_RXQ_MAX * VROCE_RXQ_PSN_TRUESIZE)
+static_assert(VROCE_REQ_WINDOW_LOOP * 2 * VROCE_RXQ_PSN_TRUESIZE <=
+	      VROCE_RXQ_BYTES);
 /* vroce_qp.task_flags: a run was asked for while task_mutex was held. */
 #define VROCE_TASK_AGAIN	0
 /*
@@ -187,13 +205,22 @@ struct vroce_req {
  * @valid: in use
  * @atomic: an atomic (else a READ)
  * @psn: its request PSN
+ * @last_psn: a READ's last response PSN (an atomic's: @psn)
  * @orig: the atomic's original value, replayed to duplicates
+ * @va: a READ's RETH address,
+ * @len: RETH length
+ * @rkey: and RETH rkey: a duplicate must ask for the same, or for the
+ *	tail of it from its PSN on
  */
 struct vroce_rd_res {
 	bool valid;
 	bool atomic;
 	u32 psn;
+	u32 last_psn;
 	u64 orig;
+	u64 va;
+	u32 len;
+	u32 rkey;
 };
 
 /**

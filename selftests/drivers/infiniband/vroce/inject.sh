@@ -16,9 +16,23 @@
 # appears on any CQ and every QP stays in RTS. Two good datagrams at the
 # UD QP are delivered, which shows the frames reach the QP. Then the same
 # QPs carry RC SEND, WRITE and READ both ways and UD SEND both ways, byte
-# for byte. Last, a request with valid headers but out of sequence (SEND
-# MIDDLE with no message open) at a spare RC QP is what IBTA calls an
-# invalid request: NAKed (syndrome 0x61, captured) and the QP goes to ERR.
+# for byte. Then, over RoCE v2 IPv4, at RC QPs of nva whose peer QP stays
+# in RESET (so the injector plays the peer):
+#  - nva READs several MTUs; a forged PSN sequence NAK, then an RNR NAK,
+#    with a PSN inside the READ's response PSNs, and forged responses from
+#    that PSN on, must not complete the READ (a success must carry the
+#    exact bytes); all its responses from its first PSN then complete it.
+#  - forged READ requests at nva's responder: a READ, then duplicates that
+#    its record covers (the same RETH, its tail at a later PSN) are served
+#    again, byte for byte; duplicates it does not cover (an earlier PSN,
+#    another address or rkey, a tail at the wrong PSN, a length above the
+#    maximum message size) get no answer and count in
+#    duplicate_request_dropped, the QP stays in RTS and serves the next
+#    READ; a duplicate of a READ whose MR was deregistered since is NAKed
+#    (remote access error, 0x62) and the QP goes to ERR.
+# Last, a request with valid headers but out of sequence (SEND MIDDLE with
+# no message open) at a spare RC QP is what IBTA calls an invalid request:
+# NAKed (syndrome 0x61, captured) and the QP goes to ERR.
 #
 # A lean kernel (debug, 6.1) runs the RoCE v2 IPv4 framing only (INJECT_FULL=1 runs
 # all three).
@@ -79,14 +93,15 @@ live() {
 		--kinds "${kinds// /,}"
 }
 
-# Each framing: the RC and the UD group; then traffic and the spare QP.
+# Each framing: the RC and the UD group; then traffic, the two NAKs inside
+# a READ, the duplicate READs and the spare QP.
 ktap_print_header
 vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
-ktap_set_plan $((1 + 2 * ${#KINDS[@]} + 2))
+ktap_set_plan $((1 + 2 * ${#KINDS[@]} + 5))
 if ! setup >"$VROCE_LOG" 2>&1; then
 	sed 's/^/# /' "$VROCE_LOG"
 	ktap_test_fail "two namespaces, veth pair, a vroce device at each end"
-	for ((i = 0; i < 2 * ${#KINDS[@]} + 2; i++)); do
+	for ((i = 0; i < 2 * ${#KINDS[@]} + 5; i++)); do
 		ktap_test_skip "case $i: no topology"
 	done
 	ktap_finished
@@ -110,7 +125,7 @@ while IFS= read -r line; do
 done <"$VROCE_LOG.live"
 want=0
 for kind in $RUN_KINDS; do want=$((want + 2)); done
-want=$((want + 2))
+want=$((want + 5))
 grep -v '^RESULT ' "$VROCE_LOG.live" | sed 's/^/# /'
 if [ "$n" != "$want" ] || grep -q "^# FAIL" "$VROCE_LOG.live"; then
 	ip netns exec "$NSA" rdma statistic show link nva/1 | sed 's/^/# /'

@@ -23,6 +23,24 @@
  *   traffic        the same QPs carry real traffic, byte for byte: RC SEND
  *                  and RDMA WRITE both ways, RDMA READ, UD SEND both ways;
  *                  then idle
+ *   read_nak_post  an RC QP of a whose peer never answers (its QPN is a
+ *                  b QP left in RESET) posts an RDMA READ of READ_NAK_MTUS
+ *                  path MTUs ("ok qpn=N peer_qpn=N len=N"): the injector
+ *                  plays its responder
+ *   read_nak_check SEED
+ *                  "ok pending" if that READ has not completed within
+ *                  CHECK_WAIT_S and its QP is in RTS; "ok done" if it
+ *                  completed successfully with exactly the bytes
+ *                  pattern(SEED, i); else bad (success with other bytes
+ *                  is bad)
+ *   dup_read_setup an RC QP of a whose peer never answers, for the
+ *                  injector to send READ requests at: "ok qpn=N psn=N
+ *                  peer_qpn=N va=N rkey=N rkey2=N seed=N" (the PSN it
+ *                  expects, DUP_LEN bytes of pattern(seed, i) at va, and
+ *                  two rkeys, of two MRs over the same buffer)
+ *   dup_read_check no completion on that QP's CQ, the QP in RTS
+ *   dup_read_dereg deregister the MR of rkey2
+ *   dup_read_err   that QP went to ERR
  *   quit           exit
  */
 #include <arpa/inet.h>
@@ -51,6 +69,14 @@
 #define A_SQ_PSN	0x00fff0u
 #define B_SQ_PSN	0x345678u
 #define SPARE_PSN	0x00abcdu
+/* The PSN the duplicate READ QP expects first: READs there wrap around. */
+#define DUP_PSN		0xfffffeu
+#define READ_NAK_MTUS	4
+#define DUP_LEN		(64u << 10)
+/* How long read_nak_check waits for a completion that should not come. */
+#define CHECK_WAIT_S	0.3
+/* ACK timeout 4.096 us << 19: 2.1 s, longer than any injector step. */
+#define SLOW_TIMEOUT	19
 
 /* Buffer layout: where each kind of data goes. */
 #define OFF_RC_RECV	0u
@@ -58,6 +84,8 @@
 #define OFF_SRC		(256u << 10)
 #define OFF_WRITE	(512u << 10)
 #define OFF_READ	(768u << 10)
+#define OFF_NAK_READ	(896u << 10)
+#define OFF_DUP		(960u << 10)
 
 struct side {
 	const char *name;
@@ -499,6 +527,178 @@ static int cmd_seq_check(void)
 	return 0;
 }
 
+/*
+ * The QPs of the READ NAK and duplicate READ commands, made when first
+ * asked for: RC QPs of a connected to a QP of b that stays in RESET, so
+ * nothing answers them but the injector.
+ */
+static struct ibv_qp *dead, *nak_qp, *dup_qp;
+static struct ibv_cq *nak_cq, *dup_cq;
+static struct ibv_mr *dup_mr2;
+static uint64_t nak_wr_id;
+
+/* To RTS like rc_connect(), with an ACK timeout of SLOW_TIMEOUT. */
+static int slow_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t rq_psn)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = a.mtu < b.mtu ? a.mtu : b.mtu;
+	attr.dest_qp_num = dest_qpn;
+	attr.rq_psn = rq_psn;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = b.gid;
+	attr.ah_attr.grh.sgid_index = a.gid_idx;
+	attr.ah_attr.grh.hop_limit = 64;
+	attr.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = SLOW_TIMEOUT;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = A_SQ_PSN;
+	attr.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static struct ibv_qp *lonely_qp(struct ibv_cq **cq, uint32_t rq_psn)
+{
+	struct ibv_qp *qp;
+
+	if (!dead)
+		dead = make_qp(&b, IBV_QPT_RC, b.xcq, b.xcq);
+	*cq = ibv_create_cq(a.ctx, DEPTH, NULL, NULL, 0);
+	if (!dead || !*cq)
+		return NULL;
+	qp = make_qp(&a, IBV_QPT_RC, *cq, *cq);
+	if (!qp || slow_connect(qp, dead->qp_num, rq_psn))
+		return NULL;
+	return qp;
+}
+
+static uint32_t path_mtu(void)
+{
+	return 128u << (a.mtu < b.mtu ? a.mtu : b.mtu);
+}
+
+static int cmd_read_nak_post(void)
+{
+	uint32_t len = READ_NAK_MTUS * path_mtu();
+
+	if (!nak_qp)
+		nak_qp = lonely_qp(&nak_cq, 0);
+	if (!nak_qp)
+		return fail("READ NAK QP: %s", strerror(errno));
+	memset(a.buf + OFF_NAK_READ, 0, len);
+	/* The injector answers for any address and rkey. */
+	if (post_send(&a, nak_qp, IBV_WR_RDMA_READ, OFF_NAK_READ, len, 0x1000,
+		      0x1234, &nak_wr_id))
+		return fail("post_send READ: %s", strerror(errno));
+	printf("ok qpn=%#x peer_qpn=%#x len=%u\n", nak_qp->qp_num,
+	       dead->qp_num, len);
+	return 1;
+}
+
+/* Success is success only with the exact bytes: that is what users see. */
+static int cmd_read_nak_check(uint32_t seed)
+{
+	uint32_t len = READ_NAK_MTUS * path_mtu();
+	struct ibv_wc wc;
+	long bad;
+
+	if (!nak_qp)
+		return fail("no READ posted");
+	if (vroce_poll_one(nak_cq, &wc, CHECK_WAIT_S) != 1) {
+		if (qp_state(nak_qp) != IBV_QPS_RTS)
+			return fail("no completion, QP in state %d",
+				    qp_state(nak_qp));
+		printf("ok pending\n");
+		return 1;
+	}
+	if (wc.wr_id != nak_wr_id || wc.status != IBV_WC_SUCCESS)
+		return fail("READ wr_id %llu completed: %s",
+			    (unsigned long long)wc.wr_id,
+			    ibv_wc_status_str(wc.status));
+	bad = mismatch(a.buf + OFF_NAK_READ, len, seed);
+	if (bad >= 0)
+		return fail("READ completed successfully, but byte %ld of %u is %#x, not %#x",
+			    bad, len, a.buf[OFF_NAK_READ + bad],
+			    pattern(seed, bad));
+	printf("ok done\n");
+	return 1;
+}
+
+static int cmd_dup_read_setup(void)
+{
+	const uint32_t seed = 21;
+
+	if (!dup_qp)
+		dup_qp = lonely_qp(&dup_cq, DUP_PSN);
+	if (!dup_qp)
+		return fail("duplicate READ QP: %s", strerror(errno));
+	dup_mr2 = ibv_reg_mr(a.pd, a.buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_READ);
+	if (!dup_mr2)
+		return fail("second MR: %s", strerror(errno));
+	fill(a.buf + OFF_DUP, DUP_LEN, seed);
+	printf("ok qpn=%#x psn=%#x peer_qpn=%#x va=%#llx rkey=%#x rkey2=%#x seed=%u\n",
+	       dup_qp->qp_num, DUP_PSN, dead->qp_num,
+	       (unsigned long long)(uintptr_t)(a.buf + OFF_DUP), a.mr->rkey,
+	       dup_mr2->rkey, seed);
+	return 1;
+}
+
+static int cmd_dup_read_check(void)
+{
+	struct ibv_wc wc;
+	int n;
+
+	if (!dup_qp)
+		return fail("no duplicate READ QP");
+	n = ibv_poll_cq(dup_cq, 1, &wc);
+	if (n)
+		return fail("completion on the duplicate READ QP: %s",
+			    n < 0 ? "poll error" : ibv_wc_status_str(wc.status));
+	if (qp_state(dup_qp) != IBV_QPS_RTS)
+		return fail("duplicate READ QP in state %d", qp_state(dup_qp));
+	return 0;
+}
+
+static int cmd_dup_read_dereg(void)
+{
+	if (!dup_mr2 || ibv_dereg_mr(dup_mr2))
+		return fail("dereg_mr: %s", strerror(errno));
+	dup_mr2 = NULL;
+	return 0;
+}
+
+static int cmd_dup_read_err(void)
+{
+	double end = vroce_now_s() + POLL_TIMEOUT_S;
+
+	while (dup_qp && qp_state(dup_qp) != IBV_QPS_ERR && vroce_now_s() < end)
+		usleep(1000);
+	if (!dup_qp || qp_state(dup_qp) != IBV_QPS_ERR)
+		return fail("duplicate READ QP not in ERR");
+	return 0;
+}
+
 /* One command; it prints its "ok" or "bad" line. */
 static void command(const char *line)
 {
@@ -513,6 +713,18 @@ static void command(const char *line)
 		ret = cmd_traffic();
 	else if (!strcmp(line, "seq_check\n"))
 		ret = cmd_seq_check();
+	else if (!strcmp(line, "read_nak_post\n"))
+		ret = cmd_read_nak_post();
+	else if (sscanf(line, "read_nak_check %u", &len) == 1)
+		ret = cmd_read_nak_check(len);
+	else if (!strcmp(line, "dup_read_setup\n"))
+		ret = cmd_dup_read_setup();
+	else if (!strcmp(line, "dup_read_check\n"))
+		ret = cmd_dup_read_check();
+	else if (!strcmp(line, "dup_read_dereg\n"))
+		ret = cmd_dup_read_dereg();
+	else if (!strcmp(line, "dup_read_err\n"))
+		ret = cmd_dup_read_err();
 	else if (!strcmp(line, "seq_error\n")) {
 		printf("ok qpn=%#x psn=%#x peer_qpn=%#x\n", a.spare->qp_num,
 		       SPARE_PSN, b.spare->qp_num);
