@@ -420,7 +420,8 @@ static bool st_dereg_fence(struct mr_st *st)
 	waited = !wait_for_completion_timeout(&w.done, msecs_to_jiffies(50));
 	vroce_mr_exit(ref);
 	returned = wait_for_completion_timeout(&w.done, 5 * HZ);
-	wait_for_completion(&w.done);
+	if (!returned)
+		wait_for_completion(&w.done);
 	destroy_work_on_stack(&w.work);
 	ok = ST_OK(waited) && ST_OK(returned) && ST_OK(!vroce_mr_enter(ref)) &&
 	     ST_OK(vroce_mr_copy(ref, (uintptr_t)st->buf, &byte, 1,
