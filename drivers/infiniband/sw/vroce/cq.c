@@ -12,7 +12,9 @@
  * - ib_core refuses to destroy a CQ that a QP still uses (ib_cq.usecnt), so
  *   nothing posts to a CQ being destroyed.
  * - User CQs are polled by the provider straight from the ring; the kernel
- *   only produces into them. Kernel CQs are polled with vroce_poll_cq().
+ *   only produces into them, and reads only the consumer index from the
+ *   shared page, masked and checked (queue.c). Kernel CQs are polled with
+ *   vroce_poll_cq().
  */
 
 #include <linux/slab.h>
@@ -237,7 +239,9 @@ static void vroce_cq_fill(struct vroce_cq *cq, union vroce_cqe *cqe,
  * @solicited: the completion is solicited (IB_CQ_SOLICITED notification)
  *
  * A completion that does not fit overflows the CQ: the consumer gets
- * IB_EVENT_CQ_ERR once and every later completion is dropped.
+ * IB_EVENT_CQ_ERR once and every later completion is dropped. So does a
+ * user CQ whose consumer index user space moved past the producer index
+ * (vroce_queue_sync()): the kernel cannot tell which entries are free.
  *
  * Context: any; the caller may hold its QP queue locks, not this CQ's lock.
  * Return: 0, or -EOVERFLOW if the completion was dropped.
@@ -252,8 +256,8 @@ int vroce_cq_post(struct vroce_cq *cq, const struct ib_wc *wc, bool solicited)
 		spin_unlock_irqrestore(&cq->lock, flags);
 		return -EOVERFLOW;
 	}
-	vroce_queue_sync(&cq->queue);
-	if (vroce_queue_full(&cq->queue)) {
+	/* A consumer index past the producer's: as lost as an overflow. */
+	if (vroce_queue_sync(&cq->queue) || vroce_queue_full(&cq->queue)) {
 		cq->overflowed = true;
 		overflow = true;
 	} else {
@@ -268,7 +272,8 @@ int vroce_cq_post(struct vroce_cq *cq, const struct ib_wc *wc, bool solicited)
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (overflow) {
-		ibdev_dbg(cq->ibcq.device, "CQ overflow, completions dropped\n");
+		ibdev_dbg(cq->ibcq.device,
+			  "CQ overflow or bad consumer index, completions dropped\n");
 		vroce_cq_event(cq, IB_EVENT_CQ_ERR);
 		return -EOVERFLOW;
 	}

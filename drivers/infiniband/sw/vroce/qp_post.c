@@ -8,10 +8,34 @@
  * POST_SEND command that carries no WR (DESIGN D2); receives need no
  * doorbell.
  *
- * A send WQE is only trusted after vroce_sq_peek() copied it out of the
- * ring and checked it (opcode allowed for the QP type, SGE count, inline
- * length); the requester (req.c) does that when it reaches the WQE, and a
- * bad one completes with IB_WC_LOC_QP_OP_ERR and moves the QP to ERR.
+ * Trust boundary of the send queue: a user SQ ring is user memory that
+ * the process may rewrite at any time, before or after posting. A send WQE
+ * is only trusted after vroce_sq_peek() copied its header out of the ring
+ * and checked that copy; the requester (req.c, ud.c) does that when it
+ * reaches the WQE, and a bad one completes with IB_WC_LOC_QP_OP_ERR and
+ * moves the QP to ERR. The checks, the same for kernel WRs at post time
+ * (vroce_send_wr_check()):
+ * - the opcode is one the QP type takes (vroce_wr_opcode_ok());
+ * - send_flags has only FENCE, SIGNALED, SOLICITED and INLINE;
+ * - INLINE only on a SEND or RDMA WRITE, the opcodes whose payload the
+ *   WQE can carry (as ibv_post_send(3) defines it); READ, the atomics and
+ *   local operations with INLINE are malformed. ATOMIC WRITE's 8 bytes are
+ *   always in the WQE (dma.atomic_wr), so INLINE changes nothing there;
+ * - inline data: dma.length <= max_inline (which fits the element);
+ * - an SGE list (non-inline SEND, WRITE, READ, CMP_AND_SWP, FETCH_AND_ADD):
+ *   dma.num_sge <= max_sge (which fits the element); the copy's num_sge is
+ *   0 for every WQE without one, so no later walk trusts the ring's;
+ * - dma.length <= VROCE_MAX_MSG_SIZE, the max_msg_sz the device reports
+ *   (a longer message would take more than half the PSN space).
+ * Only the checked copy is used afterwards. The requester reads the ring
+ * again only for the SGEs (at most the copy's num_sge, each read once into
+ * the cursor and checked there, mr_copy.c), inline data (at most the
+ * copy's length) and ATOMIC WRITE's value (8 bytes, once). The fields it
+ * sends without interpreting (remote address, rkey, immediate data,
+ * compare/swap values) need no check here; UD's ah_num is looked up in
+ * the device's AH table within the QP's PD (ah.c) and a UD WQE's length
+ * is bounded by the port MTU (ud.c). A producer index that moved back
+ * below the requester's next WQE reads as "nothing posted".
  * Posting kicks the QP's task (task.c); a user doorbell runs it inline when
  * it is idle (vroce_task_doorbell()).
  *
@@ -70,21 +94,93 @@ static bool vroce_qp_can_send(enum ib_qp_state state)
 	       state == IB_QPS_SQE || state == IB_QPS_ERR;
 }
 
+/* The send_flags a WQE may carry (ib_verbs.h, ibv_post_send(3)). */
+#define VROCE_SEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | \
+			  IB_SEND_SOLICITED | IB_SEND_INLINE)
+
+/* May the WQE carry its payload inline? SEND and RDMA WRITE only. */
+static bool vroce_wr_inline_ok(u32 opcode)
+{
+	switch (opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case VROCE_WR_ATOMIC_WRITE:	/* its value is in the WQE anyway */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Does the WQE gather or scatter through an SGE list? */
+static bool vroce_wr_has_sges(u32 opcode, u32 send_flags)
+{
+	switch (opcode) {
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return true;
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return !(send_flags & IB_SEND_INLINE);
+	default:
+		return false;
+	}
+}
+
+/*
+ * The checks of a send WQE's header common to a user WQE (a copy of the
+ * ring's) and a kernel WR, see the header comment: @num_sge and @length
+ * as the WQE has them.
+ */
+static bool vroce_send_wqe_ok(const struct vroce_qp *qp, u32 opcode,
+			      u32 send_flags, u32 num_sge, u32 length)
+{
+	bool inl = send_flags & IB_SEND_INLINE;
+
+	if (!vroce_wr_opcode_ok(qp, opcode) || (send_flags & ~VROCE_SEND_FLAGS))
+		return false;
+	if (inl && !vroce_wr_inline_ok(opcode))
+		return false;
+	if (inl && opcode != VROCE_WR_ATOMIC_WRITE && length > qp->sq.max_inline)
+		return false;
+	if (vroce_wr_has_sges(opcode, send_flags) && num_sge > qp->sq.max_sge)
+		return false;
+	return length <= VROCE_MAX_MSG_SIZE;
+}
+
+/* Is @slot one the producer has published, [cons, prod) of the ring? */
+static bool vroce_sq_posted(const struct vroce_queue *q, u32 slot)
+{
+	u32 cons = READ_ONCE(q->cons);
+	u32 prod = vroce_queue_published_prod(q);
+
+	return ((slot - cons) & q->index_mask) < ((prod - cons) & q->index_mask);
+}
+
 /**
  * vroce_sq_peek - copy and check a send WQE
  * @qp: the QP; the caller is its requester (vroce_req_assert_owner())
- * @slot: the SQ slot, between the consumer and the producer index
- * @wqe: gets the WQE header; SGEs or inline data stay in the ring, at most
- *	wqe->dma.num_sge of them (checked against the ring's element size)
+ * @slot: the SQ slot, from the consumer index on
+ * @wqe: gets a copy of the WQE header; SGEs or inline data stay in the
+ *	ring, at most wqe->dma.num_sge of them or wqe->dma.length bytes
  *
  * No lock: the producer index is read as published in the ring's page
  * (user space or vroce_queue_advance_producer() release it after the
  * element), and a slot before it is not written again until the task
- * retires it.
+ * retires it (by a well-behaved producer: a user one may write anything
+ * at any time, so only the copy is checked and used). The copy's num_sge
+ * is 0 if the WQE has no SGE list.
  *
- * Return: 0 with a checked @wqe, -ENOENT if @slot is the producer index
- * (nothing posted there yet), -EINVAL if the WQE is malformed (complete it
- * with IB_WC_LOC_QP_OP_ERR).
+ * Return: 0 with a checked @wqe, -ENOENT if nothing is posted at @slot
+ * (it is the producer index, or past it: a user producer index may move
+ * back), -EINVAL if the WQE is malformed (complete it with
+ * IB_WC_LOC_QP_OP_ERR).
  */
 int vroce_sq_peek(struct vroce_qp *qp, u32 slot, struct rxe_send_wqe *wqe)
 {
@@ -92,14 +188,15 @@ int vroce_sq_peek(struct vroce_qp *qp, u32 slot, struct rxe_send_wqe *wqe)
 
 	vroce_req_assert_owner(qp);
 
-	if (slot == vroce_queue_published_prod(q))
+	if (!vroce_sq_posted(q, slot))
 		return -ENOENT;
 	memcpy(wqe, vroce_queue_elem(q, slot), sizeof(*wqe));
-	if (!vroce_wr_opcode_ok(qp, wqe->wr.opcode))
+	if (!vroce_send_wqe_ok(qp, wqe->wr.opcode, wqe->wr.send_flags,
+			       wqe->dma.num_sge, wqe->dma.length))
 		return -EINVAL;
-	if (wqe->wr.send_flags & IB_SEND_INLINE)
-		return wqe->dma.length > qp->sq.max_inline ? -EINVAL : 0;
-	return wqe->dma.num_sge > qp->sq.max_sge ? -EINVAL : 0;
+	if (!vroce_wr_has_sges(wqe->wr.opcode, wqe->wr.send_flags))
+		wqe->dma.num_sge = 0;
+	return 0;
 }
 
 static int vroce_user_doorbell(struct vroce_qp *qp)
@@ -122,15 +219,15 @@ static int vroce_send_wr_check(struct vroce_qp *qp,
 {
 	int i;
 
-	if (!vroce_wr_opcode_ok(qp, wr->opcode) || wr->num_sge < 0 ||
-	    wr->num_sge > qp->sq.max_sge)
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
 	*len = 0;
 	for (i = 0; i < wr->num_sge; i++) {
 		if (check_add_overflow(*len, wr->sg_list[i].length, len))
 			return -EINVAL;
 	}
-	if ((wr->send_flags & IB_SEND_INLINE) && *len > qp->sq.max_inline)
+	if (!vroce_send_wqe_ok(qp, wr->opcode, wr->send_flags, wr->num_sge,
+			       *len))
 		return -EINVAL;
 	return 0;
 }

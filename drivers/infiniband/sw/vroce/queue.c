@@ -13,8 +13,24 @@
  * Trust: user space can write anything into a shared page at any time. The
  * kernel keeps its own copy of the index it owns (vroce_queue.prod or
  * .cons) and only writes it out; the index it reads from the page is masked
- * on every read (vroce_queue_sync()). Element contents read from a user
- * ring are copied once and validated by the object code before use.
+ * on every read (vroce_queue_sync(), vroce_queue_published_prod()), so it
+ * only ever says how many elements to look at, never where kernel memory
+ * is, and the kernel never touches more than index_mask elements of a
+ * ring. What a garbage index can still do, and what keeps that sane:
+ * - a producer index (SQ, RQ, SRQ) that jumps ahead makes the kernel read
+ *   slots user space never wrote: stale or zeroed elements, validated as
+ *   any other (below); one that moves back makes posted WQEs disappear,
+ *   and the requester reads nothing past it (vroce_sq_peek()). Either way
+ *   only the user's own work requests suffer.
+ * - a CQ consumer index that runs past the producer index (claims more
+ *   completions consumed than were produced) would let the kernel
+ *   overwrite completions user space has not read: vroce_queue_sync()
+ *   refuses it (-EPROTO) and the CQ fails as on an overflow (cq.c). One
+ *   that moves back only makes the CQ look fuller.
+ * Element contents read from a user ring are copied once and validated by
+ * the object code before use: send WQEs by vroce_sq_peek() (qp_post.c),
+ * receive WQEs by vroce_resp_get_rwqe() (resp.c: num_sge clamped to
+ * max_sge; dma.length is not used, the SGEs' lengths are).
  *
  * Lifetime of a user ring: the vmalloc_user() buffer belongs to its
  * rdma_user_mmap_entry. Destroying the object removes the entry; ib_core
@@ -148,21 +164,31 @@ void vroce_queue_cleanup(struct vroce_queue *q)
  *
  * The acquire pairs with the provider's release store: the element
  * contents it wrote before moving the index are visible afterwards.
+ *
+ * Return: 0, or -EPROTO if user space moved the consumer index of a ring
+ * the kernel produces past the producer index; the kernel's copy keeps
+ * the last consistent value then.
  */
-void vroce_queue_sync(struct vroce_queue *q)
+int vroce_queue_sync(struct vroce_queue *q)
 {
+	u32 cons;
+
 	switch (q->type) {
 	case VROCE_QUEUE_FROM_USER:
 		q->prod = vroce_queue_published_prod(q);
 		break;
 	case VROCE_QUEUE_TO_USER:
 		/* Pairs with the provider's release of consumer_index. */
-		q->cons = smp_load_acquire(&q->buf->consumer_index) &
-			  q->index_mask;
+		cons = smp_load_acquire(&q->buf->consumer_index) &
+		       q->index_mask;
+		if (((cons - q->cons) & q->index_mask) > vroce_queue_count(q))
+			return -EPROTO;
+		q->cons = cons;
 		break;
 	case VROCE_QUEUE_KERNEL:
 		break;
 	}
+	return 0;
 }
 
 /**
@@ -187,7 +213,8 @@ void vroce_queue_discard(struct vroce_queue *q)
  *
  * Context: the owner's lock held, so that the kernel's side is quiet; user
  * space is told to hold its own lock around the resize call.
- * Return: 0, or -EINVAL if the elements present do not fit.
+ * Return: 0, or -EINVAL if the elements present do not fit or user space
+ * left an impossible consumer index.
  */
 int vroce_queue_resize(struct vroce_queue *q, struct vroce_queue *newq,
 		       u32 want)
@@ -195,7 +222,8 @@ int vroce_queue_resize(struct vroce_queue *q, struct vroce_queue *newq,
 	size_t esize = vroce_queue_elem_size(q);
 	u32 n, i;
 
-	vroce_queue_sync(q);
+	if (vroce_queue_sync(q))
+		return -EINVAL;
 	n = vroce_queue_count(q);
 	if (n > want || n > vroce_queue_capacity(newq) ||
 	    newq->log2_elem_size != q->log2_elem_size)

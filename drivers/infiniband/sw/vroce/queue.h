@@ -56,7 +56,7 @@ int vroce_queue_init(struct vroce_queue *q, struct ib_udata *udata,
 void vroce_queue_cleanup(struct vroce_queue *q);
 int vroce_queue_resize(struct vroce_queue *q, struct vroce_queue *newq,
 		       u32 want);
-void vroce_queue_sync(struct vroce_queue *q);
+int vroce_queue_sync(struct vroce_queue *q);
 void vroce_queue_discard(struct vroce_queue *q);
 int vroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void vroce_mmap_free(struct rdma_user_mmap_entry *rentry);

@@ -49,7 +49,11 @@
  * vroce_qp.req_mutex, while the task copies a READ response's payload and
  * has lent it (req.lent, comp.c). A solo run completes nothing: a WQE that
  * fails in it is left to the task (req.fail_pending), and a local
- * operation, a drain to SQD and a paced QP wait for the task.
+ * operation, a drain to SQD and a paced QP wait for the task. So what a
+ * solo run reaches (vroce_req_step() on an RC QP, down to vroce_tx() and
+ * the fill and frags callbacks) asserts vroce_req_assert_owner(), never
+ * task_mutex alone; what asserts task_mutex (the completer, UD, the SQD
+ * drain check) is not called in a solo run.
  */
 
 #include <linux/slab.h>
@@ -507,7 +511,7 @@ static int vroce_req_frags(void *arg, struct sk_buff *skb, u32 len)
 	struct vroce_req_fill_ctx *ctx = arg;
 	int err;
 
-	lockdep_assert_held(&ctx->qp->task_mutex);	/* owns req.cur */
+	vroce_req_assert_owner(ctx->qp);	/* req.cur; a solo run too */
 	err = vroce_sge_pages(&ctx->qp->req.cur, len, VROCE_TX_FRAGS_MAX,
 			      vroce_tx_add_frag, skb);
 	if (err == -EAGAIN)

@@ -166,4 +166,67 @@ static inline int vroce_wait_async(struct ibv_context *ctx,
 	return ibv_get_async_event(ctx, ev);
 }
 
+/* Where an RC QP sends to: the peer's QP and GID, and the path MTU. */
+struct vroce_rc_path {
+	uint32_t dest_qpn;
+	union ibv_gid dgid;
+	int sgid_idx;
+	enum ibv_mtu mtu;
+};
+
+/* RESET -> INIT with every remote access allowed; 0 or an errno. */
+static inline int vroce_rc_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+/* INIT -> RTR towards @p, receive PSN 0; 0 or an errno. */
+static inline int vroce_rc_rtr(struct ibv_qp *qp, const struct vroce_rc_path *p)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = p->mtu,
+		.dest_qp_num = p->dest_qpn,
+		.max_dest_rd_atomic = 16,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = { .dgid = p->dgid, .sgid_index = p->sgid_idx,
+				 .hop_limit = 64 },
+			.port_num = 1,
+		},
+	};
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+/* RTR -> RTS, send PSN 0, retries as in rc_test; 0 or an errno. */
+static inline int vroce_rc_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTS,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.max_rd_atomic = 16,
+	};
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 #endif /* _VROCE_TEST_H */
