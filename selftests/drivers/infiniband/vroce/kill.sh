@@ -16,10 +16,11 @@
 # module unloads; the VM runner fails the run on any kernel report
 # (kmemleak, lockdep, KASAN, hung task).
 #
-# KILL_ROUNDS (default 16, 8 on a lean kernel) and KILL_SEED (default
+# KILL_ROUNDS (default 8, 4 on a lean kernel) and KILL_SEED (default
 # random, printed) set the rounds: round N uses tool N % 4, loopback when
-# N / 4 is odd, the client as victim when N / 8 is odd, SIGSEGV when
-# N / 16 is odd (so 32 rounds cover every combination once).
+# N / 4 is odd, the client as victim when N + N / 4 is odd, SIGSEGV when
+# N / 2 is odd: 8 rounds run each tool once over the veth pair and once in
+# loopback, each victim and each signal in turn.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -27,8 +28,8 @@ vroce_require ip rdma ss timeout ib_write_bw ib_read_bw ib_send_bw \
 	ib_atomic_bw
 
 TOOLS=(ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw)
-ROUNDS=${KILL_ROUNDS:-16}
-vroce_lean_kernel && [ -z "${KILL_ROUNDS:-}" ] && ROUNDS=8
+ROUNDS=${KILL_ROUNDS:-8}
+vroce_lean_kernel && [ -z "${KILL_ROUNDS:-}" ] && ROUNDS=4
 SEED=${KILL_SEED:-$((RANDOM * 32768 + RANDOM))}
 NSA=
 NSB=
@@ -98,8 +99,8 @@ round() {
 	local victim=server sig=KILL port=$((PORT++)) delay
 	local srv_ns=$NSB srv_dev=nkb srv_gid=$GIDB sip=192.0.2.2 args
 
-	(((n / 8) % 2)) && victim=client
-	(((n / 16) % 2)) && sig=SEGV
+	(((n + n / 4) % 2)) && victim=client
+	(((n / 2) % 2)) && sig=SEGV
 	if [ "$loop" = 1 ]; then
 		srv_ns=$NSA srv_dev=nka srv_gid=$GIDA sip=192.0.2.1
 	fi

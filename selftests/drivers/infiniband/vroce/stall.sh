@@ -15,9 +15,8 @@
 # hang guards (stall.py): a teardown that waits on the peer never ends, in
 # D state. And a READ whose peer vanished after the first response is
 # retried from the second, until the retries run out. Last, the module
-# unloads. A lean kernel (debug, 6.1) runs six of
-# the sixteen cases, each teardown at least once (STALL_FULL=1 runs all;
-# STALL_CASES="send dereg,read kill" runs those).
+# unloads. Ten of the sixteen cases by default, six on a lean kernel (debug,
+# 6.1); STALL_FULL=1 runs all, STALL_CASES="send dereg,read kill" those.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -84,21 +83,27 @@ one_case() {
 	teardown
 }
 
-# Lean: each action once or twice, each kind twice.
+# Every kind of stall with dereg and SIGKILL (the held reference and the
+# process exit), and each other teardown once; a lean kernel (debug, 6.1)
+# takes each teardown once, each kind twice.
+DEFAULT_CASES=("send dereg" "write dereg" "read dereg" "send kill" "write kill"
+	"read kill" "send linkdel" "write netnsdel" "read destroy" "read retry")
 LEAN_CASES=("send dereg" "send linkdel" "write destroy" "write netnsdel"
 	"read kill" "read retry")
 CASES=()
 if [ -n "${STALL_CASES:-}" ]; then
 	IFS=, read -ra CASES <<<"$STALL_CASES"
-elif vroce_lean_kernel && [ -z "${STALL_FULL:-}" ]; then
-	CASES=("${LEAN_CASES[@]}")
-else
+elif [ -n "${STALL_FULL:-}" ]; then
 	for kind in "${KINDS[@]}"; do
 		for action in "${ACTIONS[@]}"; do
 			CASES+=("$kind $action")
 		done
 	done
 	CASES+=("read retry")
+elif vroce_lean_kernel; then
+	CASES=("${LEAN_CASES[@]}")
+else
+	CASES=("${DEFAULT_CASES[@]}")
 fi
 
 ktap_print_header
