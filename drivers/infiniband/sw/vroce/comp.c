@@ -28,6 +28,7 @@
  * (vroce_comp_read_copy()).
  */
 
+#include <linux/delay.h>
 #include <linux/sizes.h>
 
 #include "counters.h"
@@ -44,6 +45,9 @@
  * TCG).
  */
 #define VROCE_COMP_LEND_MIN SZ_16K
+
+/* The most the debugfs knob lend_delay_us adds after one copy: 1 s. */
+#define VROCE_LEND_DELAY_MAX_US USEC_PER_SEC
 
 /* RNR NAK timer codes (IBTA, SPEC.md §3.4) in units of 10 us. */
 static const u32 vroce_rnr_10us[32] = {
@@ -368,6 +372,18 @@ static int vroce_comp_read_piece(void *arg, void *src, u32 len)
 }
 
 /*
+ * The debugfs knob lend_delay_us keeps the requester lent this much
+ * longer after a copy, so that a test's doorbells find it lent.
+ */
+static void vroce_comp_lend_delay(struct vroce_qp *qp)
+{
+	u32 us = READ_ONCE(to_vdev(qp->ibqp.device)->lend_delay_us);
+
+	if (us)
+		fsleep(min_t(u32, us, VROCE_LEND_DELAY_MAX_US));
+}
+
+/*
  * Copy a READ response's payload through req.rcur. Around a long one the
  * requester is lent, so that a doorbell can run it meanwhile (task.c):
  * the copy touches only rcur, the skb and the destination MR, which no
@@ -388,6 +404,7 @@ static int vroce_comp_read_copy(struct vroce_qp *qp, struct sk_buff *skb,
 	WRITE_ONCE(qp->req.lent, true);
 	mutex_unlock(&qp->req_mutex);
 	err = vroce_pkt_walk_payload(skb, vroce_comp_read_piece, qp);
+	vroce_comp_lend_delay(qp);
 	mutex_lock(&qp->req_mutex);
 	WRITE_ONCE(qp->req.lent, false);
 	mutex_unlock(&qp->req_mutex);

@@ -18,6 +18,11 @@
  * cc_qps: one line per QP with its congestion-control state (cc_rp.c),
  * read without the QP's task lock: each value is current, the line is not
  * a snapshot.
+ *
+ * lend_delay_us: after copying a long READ response with the requester
+ * lent (comp.c), the task keeps it lent this much longer, at most 1 s, so
+ * that a test can post doorbells into the window. 0 (the default) adds
+ * nothing.
  */
 
 #include <linux/debugfs.h>
@@ -319,6 +324,8 @@ void vroce_debugfs_dev_add(struct vroce_dev *vdev)
 			    &vroce_xt_fops);
 	debugfs_create_file("cc_qps", 0400, vdev->debugfs, vdev,
 			    &vroce_cc_qps_fops);
+	debugfs_create_u32("lend_delay_us", 0600, vdev->debugfs,
+			   &vdev->lend_delay_us);
 }
 
 /**

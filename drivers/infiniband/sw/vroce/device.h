@@ -42,6 +42,8 @@
  * @counters: hw counters (counters.c)
  * @cc: congestion-control knobs and enables (cc.c)
  * @debugfs: the device's debugfs directory (vroce_devs_lock), or NULL
+ * @lend_delay_us: debugfs knob: how long the task keeps the requester lent
+ *	after each long READ response copy (comp.c), 0 by default
  */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -73,6 +75,7 @@ struct vroce_dev {
 	struct vroce_counters counters;
 	struct vroce_cc cc;
 	struct dentry *debugfs;
+	u32 lend_delay_us;
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)

@@ -22,7 +22,9 @@
  * the first posts 512 KiB READs, whose responses are copied in 64 KiB
  * frames; every byte is checked. A doorbell that finds the requester lent
  * for such a copy runs it beside the copy (vroce_task_solo()); nothing
- * here shows whether one did.
+ * here shows whether one did. The debugfs knob lend_delay_us then holds
+ * the requester lent after each copy, and WRITEs posted meanwhile must
+ * land in memory before the READ completes: only a solo run sends them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -688,6 +690,130 @@ TEST_F_TIMEOUT(doorbell, writes_beside_read_copies, TEST_TIMEOUT_S)
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, w.err[0]) TH_LOG("%s", w.err);
 	TH_LOG("%u WRITEs beside %u READs", w.writes, ROUNDS * READS);
+}
+
+/*
+ * Doorbells into a lent requester: the debugfs knob lend_delay_us keeps
+ * the requester lent for LEND_US after each copy of a READ response, so a
+ * WRITE posted meanwhile can only go out in a doorbell's solo run. The
+ * main thread posts one READ of READ_LEN and waits for it; a second
+ * thread, once the READ's first bytes have landed, posts LENT_WRITES
+ * WRITEs one at a time and watches each land in memory.
+ * Completions come in order, so the WRITEs complete after the READ; their
+ * data, though, must land before it (all of them: the windows are long).
+ * On a lockdep kernel the solo run must also be warning-free.
+ */
+#define LEND_US		300000
+#define LENT_WRITES	8
+
+struct lent {
+	struct dev *d;
+	int read_done;		/* the READ completed (atomic) */
+	uint32_t early;		/* WRITEs that landed before that */
+	char err[128];
+};
+
+static int lend_delay(uint32_t us)
+{
+	char path[256];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/vroce/%s/lend_delay_us",
+		 getenv("VROCE_DEV"));
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%u\n", us) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+static void *lent_writer(void *arg)
+{
+	struct lent *l = arg;
+	struct dev *d = l->d;
+	uint32_t i;
+	double end;
+
+	/* The first response copied: the first window is open. */
+	end = vroce_now_s() + POLL_TIMEOUT_S;
+	while (vroce_mismatch(d->buf + RD_DST, 64, 7, pattern) != -1) {
+		if (vroce_now_s() > end) {
+			snprintf(l->err, sizeof(l->err), "READ never began");
+			return NULL;
+		}
+		usleep(100);
+	}
+	for (i = 0; i < LENT_WRITES; i++) {
+		vroce_fill(d->buf + WR_SRC + i * WRITE_LEN, WRITE_LEN, i + 1,
+			   pattern);
+		if (post_rdma(d, IBV_WR_RDMA_WRITE, i, WR_SRC + i * WRITE_LEN,
+			      WR_DST + i * WRITE_LEN, WRITE_LEN)) {
+			snprintf(l->err, sizeof(l->err), "post WRITE %u: %s",
+				 i, strerror(errno));
+			return NULL;
+		}
+		end = vroce_now_s() + POLL_TIMEOUT_S;
+		while (vroce_mismatch(d->buf + WR_DST + i * WRITE_LEN,
+				      WRITE_LEN, i + 1, pattern) != -1) {
+			if (vroce_now_s() > end) {
+				snprintf(l->err, sizeof(l->err),
+					 "WRITE %u never landed", i);
+				return NULL;
+			}
+			usleep(100);
+		}
+		if (!__atomic_load_n(&l->read_done, __ATOMIC_ACQUIRE))
+			l->early++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(doorbell, writes_while_lent, TEST_TIMEOUT_S)
+{
+	struct lent l = { .d = &self->d };
+	struct dev *d = &self->d;
+	struct ibv_wc wc;
+	uint32_t got = 0;
+	pthread_t th;
+	double end;
+	int n;
+
+	ASSERT_EQ(0, lend_delay(LEND_US))
+		TH_LOG("cannot set lend_delay_us: %s", strerror(errno));
+	vroce_fill(d->buf + RD_SRC, READ_LEN, 7, pattern);
+	memset(d->buf + RD_DST, 0, READ_LEN);
+	memset(d->buf + WR_DST, 0, LENT_WRITES * WRITE_LEN);
+	ASSERT_EQ(0, pthread_create(&th, NULL, lent_writer, &l));
+	EXPECT_EQ(0, post_rdma(d, IBV_WR_RDMA_READ, READ_TAG, RD_DST, RD_SRC,
+			       READ_LEN));
+	end = vroce_now_s() + POLL_TIMEOUT_S;
+	while (got < 1 + LENT_WRITES && vroce_now_s() < end) {
+		n = ibv_poll_cq(d->a.scq, 1, &wc);
+		if (n < 0)
+			break;
+		if (!n) {
+			usleep(100);
+			continue;
+		}
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
+			TH_LOG("wr_id %llx: %s", (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+		if (wc.wr_id == READ_TAG)
+			__atomic_store_n(&l.read_done, 1, __ATOMIC_RELEASE);
+		got++;
+	}
+	__atomic_store_n(&l.read_done, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, lend_delay(0));
+	EXPECT_EQ(0, l.err[0]) TH_LOG("%s", l.err);
+	EXPECT_EQ(1 + LENT_WRITES, got) TH_LOG("completions missing");
+	EXPECT_EQ(-1, vroce_mismatch(d->buf + RD_DST, READ_LEN, 7, pattern));
+	EXPECT_EQ(LENT_WRITES, l.early)
+		TH_LOG("%u of %u WRITEs landed before the READ completed",
+		       l.early, LENT_WRITES);
+	TH_LOG("%u of %u WRITEs landed before the READ completed", l.early,
+	       LENT_WRITES);
 }
 
 TEST_HARNESS_MAIN
