@@ -37,6 +37,7 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_RCVD_PKEY_ERR].name = "rcvd_pkey_err",
 	[VROCE_CNT_RCVD_NO_QP].name = "rcvd_no_qp",
 	[VROCE_CNT_RCVD_QUEUE_FULL].name = "rcvd_qp_queue_full",
+	[VROCE_CNT_RCVD_QP_STATE_ERR].name = "rcvd_qp_state_err",
 	[VROCE_CNT_RETRANS_PKTS].name = "retrans_pkts",
 	[VROCE_CNT_LOCAL_ACK_TIMEOUT].name = "local_ack_timeout_err",
 	[VROCE_CNT_PACKET_SEQ_ERR].name = "packet_seq_err",

@@ -296,17 +296,27 @@ static struct sk_buff *vroce_rxq_peek(struct vroce_qp *qp)
 	return skb;
 }
 
-/* Drop everything in the receive queue. */
+/*
+ * Drop everything in the receive queue: packets for a QP in a state that
+ * receives none (RESET, INIT, ERR), or that is leaving for RESET. IBTA
+ * drops them silently; they count in rcvd_qp_state_err.
+ */
 static void vroce_rxq_purge(struct vroce_qp *qp)
 {
 	struct sk_buff_head list;
 	unsigned long flags;
+	u32 n;
 
 	__skb_queue_head_init(&list);
 	spin_lock_irqsave(&qp->rxq.lock, flags);
 	skb_queue_splice_init(&qp->rxq, &list);
 	qp->rxq_bytes = 0;
 	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	n = skb_queue_len(&list);
+	if (!n)
+		return;
+	vroce_counter_add(&to_vdev(qp->ibqp.device)->counters,
+			  VROCE_CNT_RCVD_QP_STATE_ERR, n);
 	__skb_queue_purge(&list);
 }
 

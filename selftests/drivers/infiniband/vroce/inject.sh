@@ -30,6 +30,14 @@
 #    duplicate_request_dropped, the QP stays in RTS and serves the next
 #    READ; a duplicate of a READ whose MR was deregistered since is NAKed
 #    (remote access error, 0x62) and the QP goes to ERR.
+#  - an RC QP moved through RESET, INIT, RTR, RTS, SQD, ERR and RESET
+#    gets, in each state, ACKs, NAKs, READ and atomic responses that
+#    answer nothing it sent, then a WRITE, a SEND and a READ at the PSNs it
+#    expects. In RESET, INIT and ERR all are dropped and counted
+#    (rcvd_qp_state_err), nothing is answered, written or completed and
+#    the state stays; in RTR, RTS and SQD the responses are ignored and the
+#    requests executed (the READ returns the WRITE's bytes, the SEND
+#    completes a receive), with no error counter moving.
 # Last, a request with valid headers but out of sequence (SEND MIDDLE with
 # no message open) at a spare RC QP is what IBTA calls an invalid request:
 # NAKed (syndrome 0x61, captured) and the QP goes to ERR.
@@ -94,14 +102,14 @@ live() {
 }
 
 # Each framing: the RC and the UD group; then traffic, the two NAKs inside
-# a READ, the duplicate READs and the spare QP.
+# a READ, the duplicate READs, the QP in every state and the spare QP.
 ktap_print_header
 vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
-ktap_set_plan $((1 + 2 * ${#KINDS[@]} + 5))
+ktap_set_plan $((1 + 2 * ${#KINDS[@]} + 6))
 if ! setup >"$VROCE_LOG" 2>&1; then
 	sed 's/^/# /' "$VROCE_LOG"
 	ktap_test_fail "two namespaces, veth pair, a vroce device at each end"
-	for ((i = 0; i < 2 * ${#KINDS[@]} + 5; i++)); do
+	for ((i = 0; i < 2 * ${#KINDS[@]} + 6; i++)); do
 		ktap_test_skip "case $i: no topology"
 	done
 	ktap_finished
@@ -125,7 +133,7 @@ while IFS= read -r line; do
 done <"$VROCE_LOG.live"
 want=0
 for kind in $RUN_KINDS; do want=$((want + 2)); done
-want=$((want + 5))
+want=$((want + 6))
 grep -v '^RESULT ' "$VROCE_LOG.live" | sed 's/^/# /'
 if [ "$n" != "$want" ] || grep -q "^# FAIL" "$VROCE_LOG.live"; then
 	ip netns exec "$NSA" rdma statistic show link nva/1 | sed 's/^/# /'

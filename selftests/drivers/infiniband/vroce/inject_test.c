@@ -41,6 +41,17 @@
  *   dup_read_check no completion on that QP's CQ, the QP in RTS
  *   dup_read_dereg deregister the MR of rkey2
  *   dup_read_err   that QP went to ERR
+ *   state_setup    an RC QP of a in RESET, for the injector to send frames
+ *                  at in each state it moves through ("ok qpn=N psn=N
+ *                  peer_qpn=N va=N rkey=N seed=N len=N": the PSN it will
+ *                  expect first; len bytes of pattern(seed, i) at va)
+ *   state_to S     move it to S (reset, init, rtr, rts, sqd, err): at init
+ *                  ST_RECVS receives are posted; at err their flushes are
+ *                  reaped, and must be all that is on the CQ
+ *   state_check S SEED RECVS
+ *                  it is in S, the len bytes at va are pattern(SEED, i),
+ *                  its CQ holds exactly RECVS more successful receives of
+ *                  len bytes of pattern(SEED + 1, i), and nothing else
  *   quit           exit
  */
 #include <arpa/inet.h>
@@ -58,7 +69,7 @@
 #include "vroce_test.h"
 
 #define POLL_TIMEOUT_S	60
-#define BUF_SIZE	(1u << 20)
+#define BUF_SIZE	(2u << 20)
 #define DEPTH		64
 #define RC_RECVS	4
 #define RC_RECV_LEN	16384
@@ -73,6 +84,12 @@
 #define DUP_PSN		0xfffffeu
 #define READ_NAK_MTUS	4
 #define DUP_LEN		(64u << 10)
+/* The QP moved through every state: its first PSN, its buffers. */
+#define ST_PSN		0xfffffdu
+#define ST_LEN		64u
+#define ST_RECVS	4u
+#define ST_RECV_LEN	256u
+#define ST_SEED		41u
 /* How long read_nak_check waits for a completion that should not come. */
 #define CHECK_WAIT_S	0.3
 /* ACK timeout 4.096 us << 19: 2.1 s, longer than any injector step. */
@@ -86,6 +103,7 @@
 #define OFF_READ	(768u << 10)
 #define OFF_NAK_READ	(896u << 10)
 #define OFF_DUP		(960u << 10)
+#define OFF_STATE	(1024u << 10)	/* ST_LEN bytes, then ST_RECVS receives */
 
 struct side {
 	const char *name;
@@ -699,10 +717,173 @@ static int cmd_dup_read_err(void)
 	return 0;
 }
 
+static struct ibv_qp *st_qp;
+static struct ibv_cq *st_cq;
+static unsigned int st_recvd;	/* receives of st_qp completed */
+
+static int cmd_state_setup(void)
+{
+	if (!dead)
+		dead = make_qp(&b, IBV_QPT_RC, b.xcq, b.xcq);
+	st_cq = ibv_create_cq(a.ctx, DEPTH, NULL, NULL, 0);
+	if (!dead || !st_cq)
+		return fail("state QP's CQ: %s", strerror(errno));
+	st_qp = make_qp(&a, IBV_QPT_RC, st_cq, st_cq);
+	if (!st_qp)
+		return fail("state QP: %s", strerror(errno));
+	fill(a.buf + OFF_STATE, ST_LEN, ST_SEED);
+	printf("ok qpn=%#x psn=%#x peer_qpn=%#x va=%#llx rkey=%#x seed=%u len=%u\n",
+	       st_qp->qp_num, ST_PSN, dead->qp_num,
+	       (unsigned long long)(uintptr_t)(a.buf + OFF_STATE), a.mr->rkey,
+	       ST_SEED, ST_LEN);
+	return 1;
+}
+
+static int state_init(void)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+	unsigned int i;
+
+	if (ibv_modify_qp(st_qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return fail("to INIT: %s", strerror(errno));
+	st_recvd = 0;
+	for (i = 0; i < ST_RECVS; i++)
+		if (post_recv(&a, st_qp, 300 + i,
+			      OFF_STATE + ST_LEN + i * ST_RECV_LEN,
+			      ST_RECV_LEN))
+			return fail("post_recv: %s", strerror(errno));
+	return 0;
+}
+
+static int state_rtr(void)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTR, .dest_qp_num = dead->qp_num,
+		.path_mtu = a.mtu < b.mtu ? a.mtu : b.mtu, .rq_psn = ST_PSN,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = b.gid, .sgid_index = a.gid_idx,
+				      .hop_limit = 64 } },
+	};
+
+	if (ibv_modify_qp(st_qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return fail("to RTR: %s", strerror(errno));
+	return 0;
+}
+
+static int state_rts(void)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTS, .timeout = SLOW_TIMEOUT,
+		.retry_cnt = 7, .rnr_retry = 7, .sq_psn = A_SQ_PSN,
+		.max_rd_atomic = 1,
+	};
+
+	if (ibv_modify_qp(st_qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		return fail("to RTS: %s", strerror(errno));
+	return 0;
+}
+
+/* To ERR: the receives not consumed are flushed, and nothing else. */
+static int state_err(void)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	unsigned int n;
+	struct ibv_wc wc;
+
+	if (ibv_modify_qp(st_qp, &attr, IBV_QP_STATE))
+		return fail("to ERR: %s", strerror(errno));
+	for (n = st_recvd; n < ST_RECVS; n++) {
+		if (vroce_poll_one(st_cq, &wc, POLL_TIMEOUT_S) != 1)
+			return fail("receive %u not flushed", n);
+		if (wc.wr_id != 300 + n || wc.status != IBV_WC_WR_FLUSH_ERR)
+			return fail("flush: wr_id %llu %s, want %u flushed",
+				    (unsigned long long)wc.wr_id,
+				    ibv_wc_status_str(wc.status), 300 + n);
+	}
+	return 0;
+}
+
+static int cmd_state_to(const char *to)
+{
+	struct ibv_qp_attr attr = { 0 };
+
+	if (!st_qp)
+		return fail("no state QP");
+	if (!strcmp(to, "init"))
+		return state_init();
+	if (!strcmp(to, "rtr"))
+		return state_rtr();
+	if (!strcmp(to, "rts"))
+		return state_rts();
+	if (!strcmp(to, "err"))
+		return state_err();
+	if (!strcmp(to, "reset"))
+		attr.qp_state = IBV_QPS_RESET;
+	else if (!strcmp(to, "sqd"))
+		attr.qp_state = IBV_QPS_SQD;
+	else
+		return fail("unknown state %s", to);
+	if (ibv_modify_qp(st_qp, &attr, IBV_QP_STATE))
+		return fail("to %s: %s", to, strerror(errno));
+	return 0;
+}
+
+static const char *const st_names[] = {
+	[IBV_QPS_RESET] = "reset", [IBV_QPS_INIT] = "init",
+	[IBV_QPS_RTR] = "rtr", [IBV_QPS_RTS] = "rts", [IBV_QPS_SQD] = "sqd",
+	[IBV_QPS_SQE] = "sqe", [IBV_QPS_ERR] = "err",
+};
+
+static int cmd_state_check(const char *want, uint32_t seed,
+			   unsigned int recvs)
+{
+	enum ibv_qp_state st = qp_state(st_qp);
+	struct ibv_wc wc;
+	uint32_t off;
+	long bad;
+	int n;
+
+	if (st > IBV_QPS_ERR || strcmp(st_names[st], want))
+		return fail("state QP in state %d, want %s", st, want);
+	bad = mismatch(a.buf + OFF_STATE, ST_LEN, seed);
+	if (bad >= 0)
+		return fail("byte %ld at va is %#x, want %#x", bad,
+			    a.buf[OFF_STATE + bad], pattern(seed, bad));
+	for (; recvs; recvs--, st_recvd++) {
+		if (vroce_poll_one(st_cq, &wc, POLL_TIMEOUT_S) != 1)
+			return fail("receive %u did not complete", st_recvd);
+		off = OFF_STATE + ST_LEN + st_recvd * ST_RECV_LEN;
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 300 + st_recvd ||
+		    wc.byte_len != ST_LEN)
+			return fail("receive: wr_id %llu %s %u bytes",
+				    (unsigned long long)wc.wr_id,
+				    ibv_wc_status_str(wc.status), wc.byte_len);
+		if (mismatch(a.buf + off, ST_LEN, seed + 1) >= 0)
+			return fail("received bytes are not the SEND's");
+	}
+	n = ibv_poll_cq(st_cq, 1, &wc);
+	if (n)
+		return fail("unexpected completion on the state QP: %s",
+			    n < 0 ? "poll error" : ibv_wc_status_str(wc.status));
+	return 0;
+}
+
 /* One command; it prints its "ok" or "bad" line. */
 static void command(const char *line)
 {
 	unsigned int len, src;
+	char st[16];
 	int ret;
 
 	if (!strcmp(line, "idle\n"))
@@ -725,6 +906,12 @@ static void command(const char *line)
 		ret = cmd_dup_read_dereg();
 	else if (!strcmp(line, "dup_read_err\n"))
 		ret = cmd_dup_read_err();
+	else if (!strcmp(line, "state_setup\n"))
+		ret = cmd_state_setup();
+	else if (sscanf(line, "state_to %15s", st) == 1)
+		ret = cmd_state_to(st);
+	else if (sscanf(line, "state_check %15s %u %u", st, &len, &src) == 3)
+		ret = cmd_state_check(st, len, src);
 	else if (!strcmp(line, "seq_error\n")) {
 		printf("ok qpn=%#x psn=%#x peer_qpn=%#x\n", a.spare->qp_num,
 		       SPARE_PSN, b.spare->qp_num);
