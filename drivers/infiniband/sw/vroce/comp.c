@@ -28,11 +28,11 @@
  * (vroce_comp_read_copy()).
  */
 
-#include <linux/delay.h>
 #include <linux/sizes.h>
 
 #include "counters.h"
 #include "cq.h"
+#include "debugfs.h"
 #include "device.h"
 #include "opcode.h"
 #include "qp.h"
@@ -45,9 +45,6 @@
  * TCG).
  */
 #define VROCE_COMP_LEND_MIN SZ_16K
-
-/* The most the debugfs knob lend_delay_us adds after one copy: 1 s. */
-#define VROCE_LEND_DELAY_MAX_US USEC_PER_SEC
 
 /* RNR NAK timer codes (IBTA, SPEC.md §3.4) in units of 10 us. */
 static const u32 vroce_rnr_10us[32] = {
@@ -377,10 +374,7 @@ static int vroce_comp_read_piece(void *arg, void *src, u32 len)
  */
 static void vroce_comp_lend_delay(struct vroce_qp *qp)
 {
-	u32 us = READ_ONCE(to_vdev(qp->ibqp.device)->lend_delay_us);
-
-	if (us)
-		fsleep(min_t(u32, us, VROCE_LEND_DELAY_MAX_US));
+	vroce_debug_delay(READ_ONCE(to_vdev(qp->ibqp.device)->lend_delay_us));
 }
 
 /*

@@ -23,6 +23,10 @@
  * lent (comp.c), the task keeps it lent this much longer, at most 1 s, so
  * that a test can post doorbells into the window. 0 (the default) adds
  * nothing.
+ *
+ * err_delay_us: a QP entering ERR waits this long, at most 1 s, after the
+ * state change and before it flushes its queues (qp_state.c), so that a
+ * test can post into the window. 0 (the default) adds nothing.
  */
 
 #include <linux/debugfs.h>
@@ -326,6 +330,8 @@ void vroce_debugfs_dev_add(struct vroce_dev *vdev)
 			    &vroce_cc_qps_fops);
 	debugfs_create_u32("lend_delay_us", 0600, vdev->debugfs,
 			   &vdev->lend_delay_us);
+	debugfs_create_u32("err_delay_us", 0600, vdev->debugfs,
+			   &vdev->err_delay_us);
 }
 
 /**

@@ -2,7 +2,20 @@
 #ifndef _VROCE_DEBUGFS_H
 #define _VROCE_DEBUGFS_H
 
+#include <linux/delay.h>
+#include <linux/minmax.h>
+
 struct vroce_dev;
+
+/* The most a debugfs delay knob (lend_delay_us, err_delay_us) waits: 1 s. */
+#define VROCE_DEBUG_DELAY_MAX_US USEC_PER_SEC
+
+/* Sleep for a debugfs delay knob's value, if set; process context. */
+static inline void vroce_debug_delay(u32 us)
+{
+	if (us)
+		fsleep(min_t(u32, us, VROCE_DEBUG_DELAY_MAX_US));
+}
 
 /* debugfs.c APIs: */
 void vroce_debugfs_init(void);

@@ -40,6 +40,8 @@ struct vroce_av {
  * @av: the primary address vector (RC, UC)
  * @sq: the send queue
  * @rq: the receive queue, unused when @srq is set
+ * @rq_flushing: entering ERR flushed @rq: a later post flushes its own
+ *	receive WQEs (set and cleared under rq.lock; qp_state.c)
  * @srq: the shared receive queue, or NULL
  * @scq: the send CQ
  * @rcq: the receive CQ
@@ -75,6 +77,7 @@ struct vroce_qp {
 	struct vroce_av av;
 	struct vroce_wq sq;
 	struct vroce_wq rq;
+	bool rq_flushing;
 	struct vroce_srq *srq;
 	struct vroce_cq *scq;
 	struct vroce_cq *rcq;
@@ -125,7 +128,7 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
 void vroce_qp_error(struct vroce_qp *qp);
 void vroce_qp_flush_sq(struct vroce_qp *qp);
-void vroce_qp_flush_rq(struct vroce_qp *qp);
+void vroce_qp_flush_rq(struct vroce_qp *qp, bool start);
 void vroce_qp_release_av(struct vroce_qp *qp);
 void vroce_qp_sq_drained(struct vroce_qp *qp);
 

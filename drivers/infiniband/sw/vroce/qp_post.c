@@ -207,7 +207,7 @@ static int vroce_user_doorbell(struct vroce_qp *qp)
 		return -EINVAL;
 	if (state == IB_QPS_ERR) {
 		vroce_qp_flush_sq(qp);
-		vroce_qp_flush_rq(qp);
+		vroce_qp_flush_rq(qp, false);
 	} else {
 		vroce_task_doorbell(qp);
 	}
@@ -384,6 +384,6 @@ int vroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 
 	if (state == IB_QPS_ERR)
-		vroce_qp_flush_rq(qp);
+		vroce_qp_flush_rq(qp, false);
 	return err;
 }

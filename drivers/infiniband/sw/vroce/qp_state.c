@@ -12,6 +12,8 @@
  * - entering ERR completes every outstanding send and receive WQE with
  *   IB_WC_WR_FLUSH_ERR, in order, on the QP's send and receive CQ; a QP on
  *   an SRQ gets IB_EVENT_QP_LAST_WQE_REACHED instead of a receive flush;
+ *   the receive WQE the responder holds completes before the queue's, and
+ *   a post in ERR flushes only once these flushes ran (rq_flushing);
  * - entering RESET drops the queued WQEs without completions;
  * - RTS->SQD sets sq_draining; the requester starts no new WQE, and once
  *   every WQE it started has completed, sq_draining is cleared and
@@ -24,6 +26,7 @@
  */
 
 #include "cq.h"
+#include "debugfs.h"
 #include "device.h"
 #include "port.h"
 #include "qp.h"
@@ -172,7 +175,16 @@ void vroce_qp_flush_sq(struct vroce_qp *qp)
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 }
 
-void vroce_qp_flush_rq(struct vroce_qp *qp)
+/**
+ * vroce_qp_flush_rq - complete the queued receive WQEs as flushed
+ * @qp: the QP, in ERR
+ * @start: entering ERR (task_mutex held), after the responder completed
+ *	the receive WQE it had taken (vroce_resp_flush()): flush, and from
+ *	now on let posts flush. Otherwise (a post in ERR): flush only once
+ *	that has happened, so no flush overtakes the receive in progress;
+ *	before it, the WQEs posted stay queued for the flush that starts.
+ */
+void vroce_qp_flush_rq(struct vroce_qp *qp, bool start)
 {
 	struct vroce_queue *q = &qp->rq.queue;
 	struct ib_wc wc = {
@@ -185,8 +197,10 @@ void vroce_qp_flush_rq(struct vroce_qp *qp)
 	if (qp->srq)
 		return;
 	spin_lock_irqsave(&qp->rq.lock, flags);
+	if (start)
+		qp->rq_flushing = true;
 	vroce_queue_sync(q);
-	while (!vroce_queue_empty(q)) {
+	while (qp->rq_flushing && !vroce_queue_empty(q)) {
 		wc.wr_id = vroce_recv_wqe_wr_id(&qp->rq, q->cons);
 		vroce_queue_advance_consumer(q);
 		vroce_cq_post(qp->rcq, &wc, false);
@@ -194,15 +208,25 @@ void vroce_qp_flush_rq(struct vroce_qp *qp)
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
 
+/*
+ * The debugfs knob err_delay_us: entering ERR, wait this long between the
+ * state change and the flushes, so that a test can post into the window.
+ */
+static void vroce_qp_err_delay(struct vroce_qp *qp)
+{
+	vroce_debug_delay(READ_ONCE(to_vdev(qp->ibqp.device)->err_delay_us));
+}
+
 static void vroce_qp_entered_error(struct vroce_qp *qp)
 {
 	lockdep_assert_held(&qp->task_mutex);
 
+	vroce_qp_err_delay(qp);
 	hrtimer_try_to_cancel(&qp->req.timer);
 	vroce_resp_flush(qp);
 	vroce_req_flush(qp);
 	vroce_qp_flush_sq(qp);
-	vroce_qp_flush_rq(qp);
+	vroce_qp_flush_rq(qp, true);
 	if (qp->srq)
 		vroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
@@ -219,6 +243,7 @@ static void vroce_qp_reset_queues(struct vroce_qp *qp)
 		return;
 	spin_lock_irqsave(&qp->rq.lock, flags);
 	vroce_queue_discard(&qp->rq.queue);
+	qp->rq_flushing = false;
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
 

@@ -38,6 +38,10 @@
 #    the state stays; in RTR, RTS and SQD the responses are ignored and the
 #    requests executed (the READ returns the WRITE's bytes, the SEND
 #    completes a receive), with no error counter moving.
+#  - a SEND that stops after its first packet leaves an RC QP's responder
+#    holding a receive WQE; the QP goes to ERR while a receive and a SEND
+#    are posted between the state change and the flushes (debugfs
+#    err_delay_us): every receive completes flushed, in the order posted.
 # Last, a request with valid headers but out of sequence (SEND MIDDLE with
 # no message open) at a spare RC QP is what IBTA calls an invalid request:
 # NAKed (syndrome 0x61, captured) and the QP goes to ERR.
@@ -102,14 +106,15 @@ live() {
 }
 
 # Each framing: the RC and the UD group; then traffic, the two NAKs inside
-# a READ, the duplicate READs, the QP in every state and the spare QP.
+# a READ, the duplicate READs, the QP in every state, the QP going to ERR
+# under a half-received SEND and the spare QP.
 ktap_print_header
 vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
-ktap_set_plan $((1 + 2 * ${#KINDS[@]} + 6))
+ktap_set_plan $((1 + 2 * ${#KINDS[@]} + 7))
 if ! setup >"$VROCE_LOG" 2>&1; then
 	sed 's/^/# /' "$VROCE_LOG"
 	ktap_test_fail "two namespaces, veth pair, a vroce device at each end"
-	for ((i = 0; i < 2 * ${#KINDS[@]} + 6; i++)); do
+	for ((i = 0; i < 2 * ${#KINDS[@]} + 7; i++)); do
 		ktap_test_skip "case $i: no topology"
 	done
 	ktap_finished
@@ -133,7 +138,7 @@ while IFS= read -r line; do
 done <"$VROCE_LOG.live"
 want=0
 for kind in $RUN_KINDS; do want=$((want + 2)); done
-want=$((want + 6))
+want=$((want + 7))
 grep -v '^RESULT ' "$VROCE_LOG.live" | sed 's/^/# /'
 if [ "$n" != "$want" ] || grep -q "^# FAIL" "$VROCE_LOG.live"; then
 	ip netns exec "$NSA" rdma statistic show link nva/1 | sed 's/^/# /'

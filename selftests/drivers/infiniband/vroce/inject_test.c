@@ -52,10 +52,20 @@
  *                  it is in S, the len bytes at va are pattern(SEED, i),
  *                  its CQ holds exactly RECVS more successful receives of
  *                  len bytes of pattern(SEED + 1, i), and nothing else
+ *   err_race_setup an RC QP of a with ER_RECVS receives posted (wr_id
+ *                  400 on), for the injector to start a SEND at ("ok
+ *                  qpn=N psn=N peer_qpn=N")
+ *   err_race       with debugfs err_delay_us holding the QP between the
+ *                  state change and its flushes, move it to ERR while a
+ *                  second thread posts a receive and a SEND (a doorbell in
+ *                  ERR) into that window; then every receive completes
+ *                  flushed, in the order posted: the one the SEND took
+ *                  first
  *   quit           exit
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -90,6 +100,11 @@
 #define ST_RECVS	4u
 #define ST_RECV_LEN	256u
 #define ST_SEED		41u
+/* The QP a message stops half way at, then moved to ERR. */
+#define ER_PSN		0x001234u
+#define ER_RECVS	3u
+#define ER_RECV_LEN	(16u << 10)
+#define ER_DELAY_US	300000u
 /* How long read_nak_check waits for a completion that should not come. */
 #define CHECK_WAIT_S	0.3
 /* ACK timeout 4.096 us << 19: 2.1 s, longer than any injector step. */
@@ -104,6 +119,7 @@
 #define OFF_NAK_READ	(896u << 10)
 #define OFF_DUP		(960u << 10)
 #define OFF_STATE	(1024u << 10)	/* ST_LEN bytes, then ST_RECVS receives */
+#define OFF_ERR_RACE	(1536u << 10)
 
 struct side {
 	const char *name;
@@ -879,6 +895,98 @@ static int cmd_state_check(const char *want, uint32_t seed,
 	return 0;
 }
 
+static struct ibv_qp *er_qp;
+static struct ibv_cq *er_cq;
+
+static int cmd_err_race_setup(void)
+{
+	unsigned int i;
+
+	er_qp = lonely_qp(&er_cq, ER_PSN);
+	if (!er_qp)
+		return fail("ERR race QP: %s", strerror(errno));
+	for (i = 0; i < ER_RECVS; i++)
+		if (post_recv(&a, er_qp, 400 + i, OFF_ERR_RACE + i * ER_RECV_LEN,
+			      ER_RECV_LEN))
+			return fail("post_recv: %s", strerror(errno));
+	printf("ok qpn=%#x psn=%#x peer_qpn=%#x\n", er_qp->qp_num, ER_PSN,
+	       dead->qp_num);
+	return 1;
+}
+
+static int err_delay(uint32_t us)
+{
+	char path[256];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/vroce/%s/err_delay_us",
+		 getenv("VROCE_DEV"));
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%u\n", us) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+static void *err_race_modify(void *arg)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	return (void *)(long)ibv_modify_qp(er_qp, &attr, IBV_QP_STATE);
+}
+
+/* The receive completions in order; the SEND's (send_id) is skipped. */
+static int err_race_reap(uint64_t send_id)
+{
+	char got[64] = "";
+	unsigned int n = 0, len = 0;
+	struct ibv_wc wc;
+	int bad = 0;
+
+	while (n < ER_RECVS + 1) {
+		if (vroce_poll_one(er_cq, &wc, POLL_TIMEOUT_S) != 1)
+			return fail("%u of %u receives flushed: %s", n,
+				    ER_RECVS + 1, got);
+		if (wc.wr_id == send_id)
+			continue;
+		len += snprintf(got + len, sizeof(got) - len, " %llu",
+				(unsigned long long)wc.wr_id);
+		bad |= wc.wr_id != 400 + n ||
+		       wc.status != IBV_WC_WR_FLUSH_ERR;
+		n++;
+	}
+	if (bad)
+		return fail("receives completed as%s, want 400-%u flushed in order",
+			    got, 400 + ER_RECVS);
+	return 0;
+}
+
+static int cmd_err_race(void)
+{
+	uint64_t wr_id;
+	pthread_t th;
+	void *ret;
+	int err;
+
+	if (!er_qp)
+		return fail("no ERR race QP");
+	if (err_delay(ER_DELAY_US))
+		return fail("err_delay_us: %s", strerror(errno));
+	if (pthread_create(&th, NULL, err_race_modify, NULL))
+		return fail("pthread_create");
+	usleep(ER_DELAY_US / 3);
+	err = post_recv(&a, er_qp, 400 + ER_RECVS,
+			OFF_ERR_RACE + ER_RECVS * ER_RECV_LEN, ER_RECV_LEN) ||
+	      post_send(&a, er_qp, IBV_WR_SEND, OFF_SRC, 64, 0, 0, &wr_id);
+	pthread_join(th, &ret);
+	if (err_delay(0))
+		return fail("err_delay_us: %s", strerror(errno));
+	if (err || ret)
+		return fail("post or modify to ERR failed: %s", strerror(errno));
+	return err_race_reap(wr_id);
+}
+
 /* One command; it prints its "ok" or "bad" line. */
 static void command(const char *line)
 {
@@ -906,6 +1014,10 @@ static void command(const char *line)
 		ret = cmd_dup_read_dereg();
 	else if (!strcmp(line, "dup_read_err\n"))
 		ret = cmd_dup_read_err();
+	else if (!strcmp(line, "err_race_setup\n"))
+		ret = cmd_err_race_setup();
+	else if (!strcmp(line, "err_race\n"))
+		ret = cmd_err_race();
 	else if (!strcmp(line, "state_setup\n"))
 		ret = cmd_state_setup();
 	else if (sscanf(line, "state_to %15s", st) == 1)

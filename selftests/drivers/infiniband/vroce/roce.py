@@ -1135,6 +1135,37 @@ def live_states(a, s, peer):
           ("ok" if n == len(FAILURES) else "fail"))
 
 
+RC_SEND_FIRST = 0x00
+
+
+def live_err_race(a, s, peer):
+    """A SEND stops after its first packet, so the QP's responder holds a
+    receive WQE; the QP then goes to ERR while a receive and a SEND are
+    posted, the doorbell landing between the state change and the flushes
+    (debugfs err_delay_us). Every receive completes flushed, in the order
+    posted: the one the SEND took first."""
+    n = len(FAILURES)
+    reply = peer.ask("err_race_setup").split()
+    if expect(reply and reply[0] == "ok", "err_race_setup: %s" % reply):
+        q = {k: int(v, 0) for k, _, v in
+             (kv.partition("=") for kv in reply[1:])}
+        before = counters(a.dev)["rcvd_pkts"]
+        v4_send(a, s, bth(RC_SEND_FIRST, q["qpn"], q["psn"]) +
+                pattern_bytes(5, 0, peer.info["mtu"]))
+        deadline = time.monotonic() + 10
+        while counters(a.dev)["rcvd_pkts"] == before and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        reply = peer.ask("err_race")
+        print("# SEND FIRST at %#x, then ERR with a receive and a SEND "
+              "posted meanwhile: %s" % (q["qpn"], reply))
+        expect(reply == "ok", "err_race: %s" % reply)
+    print("RESULT %s v4: a QP going to ERR while receives are posted "
+          "flushes them in order, the one a half-received SEND holds "
+          "first" % ("ok" if n == len(FAILURES) else "fail"))
+
+
 def cmd_live(a):
     s = packet_socket(a.ns, a.ifname)
     peer = Peer(a.prog)
@@ -1157,6 +1188,7 @@ def cmd_live(a):
     live_nak_in_read(a, s, peer)
     live_dup_read(a, s, peer)
     live_states(a, s, peer)
+    live_err_race(a, s, peer)
     live_seq_error(a, s, peer)
     expect(peer.close() == 0, "inject_test failed")
 
