@@ -12,6 +12,9 @@
 #                            with run_kselftest.sh, one call per collection
 #   tools/ksft.sh list       the installed collection:test entries
 #
+# KSFT_TIMEOUT=S overrides each test's time limit (the settings file's) for
+# 'run', for long runs such as KILL_ROUNDS=100.
+#
 # build/selftests/ mirrors the kernel's tools/testing/selftests: the framework
 # files are copied there, so lib.mk's $(selfdir) is build/selftests, and each
 # of our test directories is a tree of symlinks to selftests/<dir> (cp -as),
@@ -91,6 +94,7 @@ ksft_run() {
 			done
 			[ ${#args[@]} -gt 0 ] || continue
 		fi
+		[ -n "${KSFT_TIMEOUT:-}" ] && args+=(-o "$KSFT_TIMEOUT")
 		"$INSTALL/run_kselftest.sh" "${args[@]}" 2>&1 | tee -a "$out" || rc=1
 	done
 	return $rc
