@@ -13,7 +13,9 @@
  * A write that is not a number in the knob's range fails with EINVAL and
  * changes nothing.
  *
- * Locking: none (struct vroce_cc): single u32 stores and atomic bitops.
+ * Locking: none (struct vroce_cc): single u32 stores and atomic bitops;
+ * the cached line rate is written under RTNL (netdev events), read
+ * lock-free (QP creation).
  */
 
 #include <linux/bitops.h>
@@ -38,6 +40,7 @@ void vroce_cc_init(struct vroce_cc *cc)
 	/* Enabled on every priority, as hardware ships (mlx5 prio mask 255). */
 	cc->np_enable = GENMASK(VROCE_CC_NR_PRIOS - 1, 0);
 	cc->rp_enable = GENMASK(VROCE_CC_NR_PRIOS - 1, 0);
+	cc->line_kbps = VROCE_CC_DEFAULT_MBPS * 1000;
 }
 
 bool vroce_cc_np_enabled(struct vroce_dev *vdev, u8 prio)
@@ -66,30 +69,46 @@ u8 vroce_cc_ecn(struct vroce_dev *vdev, u8 prio)
 }
 
 /**
- * vroce_cc_line_kbps - the line rate of @ndev, kbit/s, for the RP maximum
- * @ndev: the device's netdev
+ * vroce_cc_line_update - re-read the line rate of the device's netdev
+ * @vdev: the device
+ * @ndev: its netdev, registered (the caller checked, under RTNL)
  *
- * Context: process context; takes RTNL.
- * Return: the ethtool speed, or 10 Gb/s when the netdev reports none.
+ * The ethtool speed, or 10 Gb/s when the netdev reports none, in kbit/s,
+ * kept in vroce_cc.line_kbps for vroce_cc_line_kbps(). Called when the
+ * device is created and on the netdev's UP, DOWN and CHANGE events, so
+ * that no verb calls into the netdev driver or takes RTNL for it.
+ *
+ * Context: process context, RTNL held: __ethtool_get_link_ksettings()
+ * needs it, and it keeps @ndev from unregistering meanwhile.
  */
-u32 vroce_cc_line_kbps(struct net_device *ndev)
+void vroce_cc_line_update(struct vroce_dev *vdev, struct net_device *ndev)
 {
 	struct ethtool_link_ksettings ks;
 	u32 mbps = VROCE_CC_DEFAULT_MBPS;
 
-	rtnl_lock();
+	ASSERT_RTNL();
 	if (!__ethtool_get_link_ksettings(ndev, &ks) &&
 	    ks.base.speed != SPEED_UNKNOWN && ks.base.speed)
 		mbps = min_t(u32, ks.base.speed, U32_MAX / 1000);
-	rtnl_unlock();
-	return mbps * 1000;
+	WRITE_ONCE(vdev->cc.line_kbps, mbps * 1000);
+}
+
+/**
+ * vroce_cc_line_kbps - the line rate of @vdev's port, kbit/s, for the RP
+ * @vdev: the device
+ *
+ * Context: any; lock-free (the value vroce_cc_line_update() cached).
+ */
+u32 vroce_cc_line_kbps(struct vroce_dev *vdev)
+{
+	return READ_ONCE(vdev->cc.line_kbps);
 }
 
 /**
  * vroce_cc_qp_init - a QP's CC state: unlimited, nothing pending
  * @vdev: the QP's device
  * @qcc: the state, in the QP
- * @line_kbps: vroce_cc_line_kbps() of the device's netdev
+ * @line_kbps: vroce_cc_line_kbps() of the device
  */
 void vroce_cc_qp_init(struct vroce_dev *vdev, struct vroce_qp_cc *qcc,
 		      u32 line_kbps)

@@ -30,6 +30,9 @@ struct vroce_qp;
  * @np_enable: bit p set: the NP answers CE-marked packets of priority p
  * @rp_enable: bit p set: the RP reacts to CNPs on priority p and data
  *	packets of priority p carry ECT(0)
+ * @line_kbps: the netdev's link speed, kbit/s, the RP's maximum rate when
+ *	rp_max_rate is 0; written under RTNL by vroce_cc_line_update() at
+ *	creation and on netdev events, read lock-free by new QPs
  *
  * No lock: every knob is one u32, the enables are changed with atomic bit
  * operations, and a change takes effect at each QP's next event.
@@ -38,6 +41,7 @@ struct vroce_cc {
 	struct vroce_cc_params params;
 	unsigned long np_enable;
 	unsigned long rp_enable;
+	u32 line_kbps;
 };
 
 /**
@@ -98,7 +102,8 @@ void vroce_cc_init(struct vroce_cc *cc);
 bool vroce_cc_np_enabled(struct vroce_dev *vdev, u8 prio);
 bool vroce_cc_rp_enabled(struct vroce_dev *vdev, u8 prio);
 u8 vroce_cc_ecn(struct vroce_dev *vdev, u8 prio);
-u32 vroce_cc_line_kbps(struct net_device *ndev);
+void vroce_cc_line_update(struct vroce_dev *vdev, struct net_device *ndev);
+u32 vroce_cc_line_kbps(struct vroce_dev *vdev);
 void vroce_cc_qp_init(struct vroce_dev *vdev, struct vroce_qp_cc *qcc,
 		      u32 line_kbps);
 void vroce_cc_qp_uninit(struct vroce_dev *vdev, struct vroce_qp_cc *qcc);

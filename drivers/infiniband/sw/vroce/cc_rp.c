@@ -107,7 +107,7 @@ static void vroce_cc_advance(struct vroce_qp *qp, u64 now)
 
 /**
  * vroce_cc_rp_setup - set up a new QP's RP state and timer
- * @qp: the QP being created (process context; takes RTNL for the speed)
+ * @qp: the QP being created (process context)
  */
 void vroce_cc_rp_setup(struct vroce_qp *qp)
 {
@@ -115,7 +115,7 @@ void vroce_cc_rp_setup(struct vroce_qp *qp)
 
 	hrtimer_init(&qp->cc.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->cc.timer.function = vroce_cc_timer_fn;
-	vroce_cc_qp_init(vdev, &qp->cc, vroce_cc_line_kbps(vdev->ndev));
+	vroce_cc_qp_init(vdev, &qp->cc, vroce_cc_line_kbps(vdev));
 	qp->cc.armed_ns = U64_MAX;
 	qp->cc.due_ns = U64_MAX;
 }

@@ -72,4 +72,18 @@ static_assert(IB_WC_ATOMIC_WRITE == VROCE_WC_ATOMIC_WRITE);
 #define VROCE_COMPAT_DEVICE_ATOMIC_WRITE 0
 #endif
 
+/*
+ * May the calling task give a user QP a controlled Q_Key (high bit set)?
+ * ib_core's answer: CAP_NET_RAW in the initial user namespace, or anyone
+ * after "rdma system set privileged-qkey on". rdma_nl_get_privileged_qkey()
+ * is exported by ib_core in both kernels (Debian's 6.1 has it from a
+ * stable update) but declared only in its private core_priv.h.
+ */
+bool rdma_nl_get_privileged_qkey(void);
+
+static inline bool vroce_compat_privileged_qkey(void)
+{
+	return rdma_nl_get_privileged_qkey();
+}
+
 #endif /* _VROCE_COMPAT_H */

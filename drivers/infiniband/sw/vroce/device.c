@@ -98,6 +98,7 @@ static int vroce_dev_publish(struct vroce_dev *vdev, struct net_device *ndev)
 		err = -EEXIST;
 	} else {
 		vdev->port_active = vroce_port_is_active(ndev);
+		vroce_cc_line_update(vdev, ndev);
 		list_add_tail(&vdev->list, &vroce_devs);
 	}
 	mutex_unlock(&vroce_devs_lock);
@@ -257,8 +258,9 @@ void vroce_dev_netdev_unregister(struct net_device *ndev)
  * vroce_dev_port_event - the carrier or administrative state of @ndev changed
  * @ndev: the netdev
  *
- * Reports IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR when the port state of
- * the device over @ndev changes.
+ * Re-reads the line rate of the device over @ndev (a link that comes up
+ * again may have a new speed), and reports IB_EVENT_PORT_ACTIVE or
+ * IB_EVENT_PORT_ERR when its port state changes.
  *
  * Context: RTNL held (netdev notifier).
  */
@@ -271,9 +273,10 @@ void vroce_dev_port_event(struct net_device *ndev)
 
 	mutex_lock(&vroce_devs_lock);
 	vdev = vroce_dev_find_locked(ndev);
-	if (vdev && vdev->registered && !vdev->ndev_gone) {
+	if (vdev && !vdev->ndev_gone) {
+		vroce_cc_line_update(vdev, ndev);
 		active = vroce_port_is_active(ndev);
-		if (active != vdev->port_active) {
+		if (vdev->registered && active != vdev->port_active) {
 			vdev->port_active = active;
 			vroce_port_dispatch_event(vdev, active);
 		}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Netdev events: a device follows the netdev it is bound to. Carrier and
- * up/down changes become port events; unregistration of the netdev (also
+ * up/down changes become port events and re-read the line rate congestion
+ * control uses (cc.c); unregistration of the netdev (also
  * when it moves to another namespace) removes the device.
  *
  * Context: the notifier runs with RTNL held, in process context. It never

@@ -16,6 +16,13 @@ struct vroce_cq;
 struct vroce_dev;
 struct vroce_srq;
 
+/*
+ * IBTA: a Q_Key with the high bit set is a controlled (privileged) Q_Key.
+ * Only privileged consumers may give one to a QP (modify_qp); in a send WR
+ * it means "the sending QP's Q_Key".
+ */
+#define VROCE_QKEY_PRIVILEGED BIT(31)
+
 /**
  * struct vroce_av - the primary path, as the transmit path will use it
  * @ah: the address vector given to modify_qp (RoCE: dmac resolved by

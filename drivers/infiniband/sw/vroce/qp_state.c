@@ -6,8 +6,9 @@
  * ib_modify_qp_is_ok() decides whether the transition and the attribute
  * mask are legal for the QP type, vroce_qp_check_attr() checks the values.
  * The transition and the attributes are then applied together under
- * vroce_qp.state_lock; an invalid request returns -EINVAL and leaves the QP
- * as it was. The side effects of a transition (flushes, events) run after
+ * vroce_qp.state_lock; an invalid request returns -EINVAL (-EPERM: a
+ * controlled Q_Key on a user QP from an unprivileged caller) and leaves the
+ * QP as it was. The side effects of a transition (flushes, events) run after
  * the lock is dropped:
  * - entering ERR completes every outstanding send and receive WQE with
  *   IB_WC_WR_FLUSH_ERR, in order, on the QP's send and receive CQ; a QP on
@@ -25,6 +26,7 @@
  * vroce_qp_error() is called with it held too (by the task itself).
  */
 
+#include "compat.h"
 #include "cq.h"
 #include "debugfs.h"
 #include "device.h"
@@ -81,6 +83,21 @@ static int vroce_qp_check_attr(const struct ib_device_attr *dattr,
 	    ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31))
 		return -EINVAL;
 	return vroce_qp_check_paths(attr, mask);
+}
+
+/*
+ * A user QP gets a controlled Q_Key only from a privileged caller (the
+ * IBTA Q_Key rules); modify_qp runs in the caller's context. Kernel QPs
+ * (the GSI QP, kernel ULPs) may set any. uverbs checks the same before
+ * calling us in both supported kernels; the driver does not rely on it.
+ */
+static int vroce_qp_check_qkey(const struct vroce_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	if (!(mask & IB_QP_QKEY) || !(attr->qkey & VROCE_QKEY_PRIVILEGED) ||
+	    !qp->is_user || vroce_compat_privileged_qkey())
+		return 0;
+	return -EPERM;
 }
 
 /* Copy the attributes in @mask; the AV is handled by the caller. */
@@ -307,6 +324,9 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EINVAL;
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
+	err = vroce_qp_check_qkey(qp, attr, mask);
+	if (err)
+		return err;
 	err = vroce_qp_check_attr(&to_vdev(ibqp->device)->attr, attr, mask);
 	if (err)
 		return err;

@@ -44,8 +44,6 @@
 #include "qp.h"
 #include "xport.h"
 
-/* IBTA: a Q_Key with the high bit set in a send WR means the QP's Q_Key. */
-#define VROCE_QKEY_PRIVILEGED BIT(31)
 #define VROCE_QPN_GSI 1
 
 static void vroce_ud_count(struct vroce_qp *qp, enum vroce_counter idx)

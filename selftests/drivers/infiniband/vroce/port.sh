@@ -4,17 +4,20 @@
 # The port follows its netdev: state and physical state from carrier and
 # up/down (with IB_EVENT_PORT_ACTIVE/PORT_ERR), active MTU from the netdev
 # MTU, rate from the netdev link speed, and a GID table with RoCE v1 and
-# RoCE v2 GIDs for each IPv4 and IPv6 address.
+# RoCE v2 GIDs for each IPv4 and IPv6 address. Congestion control's line
+# rate (a new QP's DCQCN maximum) follows the link speed of a tap, whose
+# speed ethtool sets, from creation and after the link goes down and up.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require ip rdma ibv_devinfo ethtool
+vroce_require ip rdma ibv_devinfo ethtool ibv_rc_pingpong modprobe
 
 EVENTS="$VROCE_BIN/port_events"
 DEV=pv0
 
 cleanup() {
 	ip link del pta 2>/dev/null
+	ip link del ptt 2>/dev/null
 	vroce_unload
 	vroce_cleanup
 }
@@ -79,6 +82,48 @@ rate_follows() {
 	[ -n "$speed" ] && [ "${rate%% *}" = "$((speed / 1000))" ]
 }
 
+# The current_kbps of pt1's newest QP (QPN > 1) in cc_qps: a new QP starts
+# at its line rate (rp_max_rate is 0).
+qp_start_kbps() {
+	awk 'NR > 1 && $1 > 1 { r = $4 } END { print r }' \
+		/sys/kernel/debug/vroce/pt1/cc_qps 2>/dev/null
+}
+
+qp_shown() {
+	[ -n "$(qp_start_kbps)" ]
+}
+
+# new_qp_starts_at KBPS: a QP created now on pt1 (ibv_rc_pingpong's, as it
+# waits for a client) starts at KBPS.
+new_qp_starts_at() {
+	local pid kbps
+
+	ibv_rc_pingpong -d pt1 -p 18515 >/dev/null 2>&1 &
+	pid=$!
+	wait_for 10 qp_shown
+	kbps=$(qp_start_kbps)
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "netdev speed $(ethtool ptt | sed -n 's/^[[:space:]]*Speed: //p')," \
+		"new QP at ${kbps:-?} kb/s"
+	[ "$kbps" = "$1" ]
+}
+
+tap_speed() {
+	ethtool -s ptt speed "$1" duplex full autoneg off &&
+		ethtool ptt | grep -q "Speed: $1Mb/s"
+}
+
+cc_line_rate_follows() {
+	modprobe tun && ip tuntap add ptt mode tap && ip link set ptt up &&
+		tap_speed 25000 && rdma link add pt1 type vroce netdev ptt &&
+		new_qp_starts_at 25000000 || return 1
+	# A link renegotiating a new speed goes down and up.
+	tap_speed 40000 && ip link set ptt down && ip link set ptt up &&
+		new_qp_starts_at 40000000 || return 1
+	ip link del ptt
+}
+
 # gid_present HEX TYPE: a GID with this value and type is in the table.
 gid_present() {
 	local dir=/sys/class/infiniband/$DEV/ports/1 i
@@ -129,7 +174,7 @@ gid_table_size() {
 
 ktap_print_header
 vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
-ktap_set_plan 10
+ktap_set_plan 11
 check "port ACTIVE/LinkUp over an up veth with carrier" setup
 check "port DOWN/Polling without carrier, ACTIVE again with it" \
 	carrier_follows
@@ -137,6 +182,8 @@ check "port DOWN/Disabled when the netdev is down" admin_down_is_disabled
 check "IB_EVENT_PORT_ERR and IB_EVENT_PORT_ACTIVE reach user space" events
 check "active MTU follows the netdev MTU (iboe_get_mtu rule)" mtu_follows
 check "port rate follows the netdev link speed" rate_follows
+check "a new QP's DCQCN line rate follows the netdev link speed" \
+	cc_line_rate_follows
 check "GID table has 128 entries" gid_table_size
 check "default RoCE v1 and v2 GIDs from the MAC" default_gids
 check "RoCE v1 and v2 GIDs for an IPv4 and an IPv6 address" \
