@@ -23,6 +23,12 @@
  * lent (comp.c), the task keeps it lent this much longer, at most 1 s, so
  * that a test can post doorbells into the window. 0 (the default) adds
  * nothing.
+ *
+ * dealloc_delay_ms: the device's dealloc (device.c) waits this long, at
+ * most 1 s, once it removed this directory and released the namespace's
+ * sockets, before it lets go of the netdev, so that a test can run module
+ * unload or the netdev's removal in that window. 0 (the default) adds
+ * nothing.
  */
 
 #include <linux/debugfs.h>
@@ -326,6 +332,8 @@ void vroce_debugfs_dev_add(struct vroce_dev *vdev)
 			    &vroce_cc_qps_fops);
 	debugfs_create_u32("lend_delay_us", 0600, vdev->debugfs,
 			   &vdev->lend_delay_us);
+	debugfs_create_u32("dealloc_delay_ms", 0600, vdev->debugfs,
+			   &vdev->dealloc_delay_ms);
 }
 
 /**

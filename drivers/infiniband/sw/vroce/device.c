@@ -21,6 +21,7 @@
  *   sets ->ndev_gone and vroce_dev_add() unregisters it when done.
  */
 
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
 #include <linux/mutex.h>
@@ -39,6 +40,9 @@
 #include "ops.h"
 #include "port.h"
 #include "query.h"
+
+/* The most the debugfs knob dealloc_delay_ms holds a dealloc: 1 s. */
+#define VROCE_DEALLOC_DELAY_MAX_MS MSEC_PER_SEC
 
 static LIST_HEAD(vroce_devs);
 static DEFINE_MUTEX(vroce_devs_lock);
@@ -199,6 +203,20 @@ err_dealloc:
 	return err;
 }
 
+/*
+ * The debugfs knob dealloc_delay_ms holds a dealloc once the debugfs
+ * directory and the namespace's sockets are released, before the netdev
+ * is, so that a test can race module unload and the netdev's removal
+ * against it.
+ */
+static void vroce_dev_dealloc_delay(struct vroce_dev *vdev)
+{
+	u32 ms = READ_ONCE(vdev->dealloc_delay_ms);
+
+	if (ms)
+		msleep(min_t(u32, ms, VROCE_DEALLOC_DELAY_MAX_MS));
+}
+
 /**
  * vroce_dev_dealloc - ib_core's dealloc_driver: undo vroce_dev_add()
  * @ibdev: the device being freed
@@ -222,6 +240,7 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 	vroce_debugfs_dev_del(vdev);
 	if (vdev->net)
 		vroce_net_put(vdev->net);
+	vroce_dev_dealloc_delay(vdev);
 	if (vdev->ndev)
 		netdev_put(vdev->ndev, &vdev->ndev_tracker);
 	/* ib_core destroyed every QP and SRQ before calling us. */

@@ -44,6 +44,8 @@
  * @debugfs: the device's debugfs directory (vroce_devs_lock), or NULL
  * @lend_delay_us: debugfs knob: how long the task keeps the requester lent
  *	after each long READ response copy (comp.c), 0 by default
+ * @dealloc_delay_ms: debugfs knob: how long vroce_dev_dealloc() waits after
+ *	releasing debugfs and the namespace's sockets, 0 by default
  */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -76,6 +78,7 @@ struct vroce_dev {
 	struct vroce_cc cc;
 	struct dentry *debugfs;
 	u32 lend_delay_us;
+	u32 dealloc_delay_ms;
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)
