@@ -19,6 +19,10 @@
  * - A device on the list that is not ->registered yet is being registered
  *   by vroce_dev_add(); if its netdev unregisters meanwhile the notifier only
  *   sets ->ndev_gone and vroce_dev_add() unregisters it when done.
+ * - ib_unregister_device_queued() is called only under a registration
+ *   reference (ib_device_try_get()), as ib_core requires: ib_core drops
+ *   the last one when an unregistration begins, so failing to get one
+ *   means the device is being unregistered already, and nothing is queued.
  */
 
 #include <linux/delay.h>
@@ -114,12 +118,14 @@ static void vroce_dev_mark_registered(struct vroce_dev *vdev)
 {
 	bool gone;
 
-	mutex_lock(&vroce_devs_lock);
-	/* Off the list: unregistered and deallocated already by someone else. */
-	if (list_empty(&vdev->list)) {
-		mutex_unlock(&vroce_devs_lock);
+	/*
+	 * Fails once an unregistration began (rdma link delete may already
+	 * have found the device); while we hold it, none can begin, so the
+	 * device is still on the list.
+	 */
+	if (!ib_device_try_get(&vdev->ibdev))
 		return;
-	}
+	mutex_lock(&vroce_devs_lock);
 	vdev->registered = true;
 	vroce_debugfs_dev_add(vdev);
 	gone = vdev->ndev_gone;
@@ -127,6 +133,7 @@ static void vroce_dev_mark_registered(struct vroce_dev *vdev)
 
 	if (gone)
 		ib_unregister_device_queued(&vdev->ibdev);
+	ib_device_put(&vdev->ibdev);
 }
 
 /* ib_core says ENFILE when the name is taken; users expect EEXIST. */
@@ -266,8 +273,16 @@ void vroce_dev_netdev_unregister(struct net_device *ndev)
 	vdev = vroce_dev_find_locked(ndev);
 	if (vdev && !vdev->ndev_gone) {
 		vdev->ndev_gone = true;
-		if (vdev->registered)
+		/*
+		 * Not registered yet: vroce_dev_add() queues it once it is.
+		 * No registration reference: an unregistration is under way
+		 * already (rdma link delete, module unload), and its dealloc
+		 * lets go of the netdev.
+		 */
+		if (vdev->registered && ib_device_try_get(&vdev->ibdev)) {
 			ib_unregister_device_queued(&vdev->ibdev);
+			ib_device_put(&vdev->ibdev);
+		}
 	}
 	mutex_unlock(&vroce_devs_lock);
 }
