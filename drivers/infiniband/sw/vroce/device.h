@@ -14,7 +14,8 @@
 /**
  * struct vroce_dev - one virtual RNIC, bound to one Ethernet netdev
  * @ibdev: the ib_core device; ib_core allocates and frees the container
- * @ndev: the bound netdev, held through @ndev_tracker until dealloc
+ * @ndev: the bound netdev, held through @ndev_tracker until the device
+ *	leaves the list (vroce_devs_lock)
  * @ndev_tracker: reference tracker for @ndev
  * @net: dev_net(@ndev) at creation; pinned by a vroce_net_get() user
  * @list: entry in the driver's device list (vroce_devs_lock)

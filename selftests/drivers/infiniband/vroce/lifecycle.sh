@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Device removal racing the other ways a device goes away: "rdma link
-# delete" against the removal of its netdev. The debugfs knob
-# dealloc_delay_ms holds a deallocation open so that the other side lands
-# in it every time; other rounds race freely. A round fails on a kernel
-# warning or oops, or if anything is left.
+# delete" against the removal of its netdev, and module unload against a
+# deallocation in progress (started by "rdma link delete" or by the
+# netdev's removal). The debugfs knob dealloc_delay_ms holds a deallocation
+# open so that the other side lands in it every time; other rounds race
+# freely. A round fails on a kernel warning or oops, or if anything is left.
 #
-# LIFECYCLE_ROUNDS sets the number of rounds; LIFECYCLE_FULL=1 runs the
-# 6.12 number on the lean kernels too.
+# LIFECYCLE_ROUNDS and LIFECYCLE_UNLOADS set the number of rounds of each
+# race; LIFECYCLE_FULL=1 runs the 6.12 numbers on the lean kernels too.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -17,12 +18,15 @@ vroce_require ip rdma modprobe
 DBG=/sys/kernel/debug/vroce
 if vroce_lean_kernel && [ -z "${LIFECYCLE_FULL:-}" ]; then
 	ROUNDS=${LIFECYCLE_ROUNDS:-30}
+	UNLOADS=${LIFECYCLE_UNLOADS:-6}
 else
 	ROUNDS=${LIFECYCLE_ROUNDS:-120}
+	UNLOADS=${LIFECYCLE_UNLOADS:-9}
 fi
 # Long enough for the other side to start while a dealloc waits, even on a
 # busy host (a command can take a few hundred ms to start in the VM).
 NETDEV_DELAY_MS=500
+UNLOAD_DELAY_MS=1000
 BG=
 
 cleanup() {
@@ -148,7 +152,55 @@ netdev_race() {
 	echo "$ROUNDS rounds"
 }
 
+# Round I of the unload race: rmmod once the device's dealloc runs, while
+# it waits. I % 3 == 0: "rdma link delete" unregistered the device;
+# 1: the netdev's removal did (from ib_core's work queue); rmmod must wait
+# for the deallocation, and what unregistered the device succeeds.
+# 2: rmmod right after "rdma link delete" started, no wait; either may
+# unregister the device. Every time the module and the device are gone.
+unload_round() {
+	local mode=$(($1 % 3)) delay=$UNLOAD_DELAY_MS rc=0
+
+	[ "$mode" != 2 ] || delay=0
+	vroce_load && new_dev "$delay" || return 1
+	if [ "$mode" = 1 ]; then
+		ip link del lca &
+	elif [ "$mode" = 0 ]; then
+		rdma link delete lc0 &
+	else
+		rdma link delete lc0 2>/dev/null &
+	fi
+	BG=$!
+	[ "$mode" = 2 ] || spin_until_dealloc lc0 || return 1
+	rmmod vroce || { echo "rmmod failed"; return 1; }
+	reap || rc=$?
+	if [ "$rc" != 0 ] && [ "$mode" != 2 ]; then
+		echo "mode $mode: device removal failed ($rc)"
+		return 1
+	fi
+	! vroce_loaded || { echo "vroce still loaded"; return 1; }
+	rdma_dev_gone lc0 || { echo "lc0 left behind"; return 1; }
+	netdev_gone || ip link del lca
+}
+
+unload_race() {
+	local i taint
+
+	dmesg_mark unload-race
+	taint=$(kernel_taint)
+	for ((i = 0; i < UNLOADS; i++)); do
+		if ! unload_round "$i" ||
+		   ! no_kernel_report unload-race "$taint"; then
+			echo "round $i of $UNLOADS failed"
+			return 1
+		fi
+	done
+	no_kernel_report unload-race "$taint" log || return 1
+	echo "$UNLOADS rounds"
+}
+
 ktap_print_header
-ktap_set_plan 1
+ktap_set_plan 2
 check "rdma link delete racing the netdev's removal" netdev_race
+check "rmmod waits for deallocations in progress" unload_race
 ktap_finished
