@@ -27,6 +27,12 @@
  * err_delay_us: a QP entering ERR waits this long, at most 1 s, after the
  * state change and before it flushes its queues (qp_state.c), so that a
  * test can post into the window. 0 (the default) adds nothing.
+ *
+ * dealloc_delay_ms: the device's dealloc (device.c) waits this long, at
+ * most 1 s, once it removed this directory and released the namespace's
+ * sockets, before it lets go of the netdev, so that a test can run module
+ * unload or the netdev's removal in that window. 0 (the default) adds
+ * nothing.
  */
 
 #include <linux/debugfs.h>
@@ -332,6 +338,8 @@ void vroce_debugfs_dev_add(struct vroce_dev *vdev)
 			   &vdev->lend_delay_us);
 	debugfs_create_u32("err_delay_us", 0600, vdev->debugfs,
 			   &vdev->err_delay_us);
+	debugfs_create_u32("dealloc_delay_ms", 0600, vdev->debugfs,
+			   &vdev->dealloc_delay_ms);
 }
 
 /**

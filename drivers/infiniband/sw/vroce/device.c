@@ -12,15 +12,28 @@
  *   module exit) may free it; code that touches a device outside
  *   vroce_devs_lock holds a get_device() reference.
  * - vroce_dev_dealloc() (ib_core's dealloc_driver) is the single place that
- *   undoes vroce_dev_add(): it takes the device off the list and drops the
- *   namespace user and the netdev reference. It copes with a partially set
- *   up device, so every error path after ib_alloc_device() is
- *   ib_dealloc_device().
+ *   undoes vroce_dev_add(). It copes with a partially set up device, so
+ *   every error path after ib_alloc_device() is ib_dealloc_device().
+ * - A device stays on the list until the last statement of its dealloc,
+ *   which drops the netdev reference and takes it off the list under
+ *   vroce_devs_lock (so a listed device's ->ndev is never stale). Module
+ *   exit relies on this: vroce_dev_remove_all() returns only once the
+ *   list is empty, and ib_unregister_device() on a device whose dealloc
+ *   is running waits for ib_core's per-device unregistration lock, which
+ *   is held until that dealloc has returned. Nothing else of the module
+ *   is torn down before (main.c), so no dealloc outlives the module.
  * - A device on the list that is not ->registered yet is being registered
  *   by vroce_dev_add(); if its netdev unregisters meanwhile the notifier only
  *   sets ->ndev_gone and vroce_dev_add() unregisters it when done.
+ * - A device found on the list may thus be in its dealloc. Whatever acts on
+ *   it (queueing its unregistration, a port event, finishing its
+ *   registration) does so under a registration reference
+ *   (ib_device_try_get()), as ib_core requires for queueing: ib_core drops
+ *   the last one when an unregistration begins, so failing to get one
+ *   means the device is being unregistered already, and it is left alone.
  */
 
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
 #include <linux/mutex.h>
@@ -39,6 +52,9 @@
 #include "ops.h"
 #include "port.h"
 #include "query.h"
+
+/* The most the debugfs knob dealloc_delay_ms holds a dealloc: 1 s. */
+#define VROCE_DEALLOC_DELAY_MAX_MS MSEC_PER_SEC
 
 static LIST_HEAD(vroce_devs);
 static DEFINE_MUTEX(vroce_devs_lock);
@@ -111,12 +127,14 @@ static void vroce_dev_mark_registered(struct vroce_dev *vdev)
 {
 	bool gone;
 
-	mutex_lock(&vroce_devs_lock);
-	/* Off the list: unregistered and deallocated already by someone else. */
-	if (list_empty(&vdev->list)) {
-		mutex_unlock(&vroce_devs_lock);
+	/*
+	 * Fails once an unregistration began (rdma link delete may already
+	 * have found the device); while we hold it, none can begin, so the
+	 * device is still on the list.
+	 */
+	if (!ib_device_try_get(&vdev->ibdev))
 		return;
-	}
+	mutex_lock(&vroce_devs_lock);
 	vdev->registered = true;
 	vroce_debugfs_dev_add(vdev);
 	gone = vdev->ndev_gone;
@@ -124,6 +142,7 @@ static void vroce_dev_mark_registered(struct vroce_dev *vdev)
 
 	if (gone)
 		ib_unregister_device_queued(&vdev->ibdev);
+	ib_device_put(&vdev->ibdev);
 }
 
 /* ib_core says ENFILE when the name is taken; users expect EEXIST. */
@@ -200,9 +219,39 @@ err_dealloc:
 	return err;
 }
 
+/*
+ * The debugfs knob dealloc_delay_ms holds a dealloc once the debugfs
+ * directory and the namespace's sockets are released, before the netdev
+ * is, so that a test can race module unload and the netdev's removal
+ * against it.
+ */
+static void vroce_dev_dealloc_delay(struct vroce_dev *vdev)
+{
+	u32 ms = READ_ONCE(vdev->dealloc_delay_ms);
+
+	if (ms)
+		msleep(min_t(u32, ms, VROCE_DEALLOC_DELAY_MAX_MS));
+}
+
+/*
+ * The last step of a dealloc: from here on module exit no longer waits for
+ * it. The netdev reference goes under the lock, so that no lookup by
+ * netdev compares against a netdev that may be freed.
+ */
+static void vroce_dev_unlist(struct vroce_dev *vdev)
+{
+	mutex_lock(&vroce_devs_lock);
+	list_del_init(&vdev->list);
+	if (vdev->ndev)
+		netdev_put(vdev->ndev, &vdev->ndev_tracker);
+	mutex_unlock(&vroce_devs_lock);
+}
+
 /**
  * vroce_dev_dealloc - ib_core's dealloc_driver: undo vroce_dev_add()
  * @ibdev: the device being freed
+ *
+ * The device stays on the list until the end (see the top of this file).
  *
  * Context: process context; called by ib_core once no verb can run any more,
  * either from unregistration or from ib_dealloc_device() on an error path.
@@ -211,25 +260,21 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 {
 	struct vroce_dev *vdev = to_vdev(ibdev);
 
-	mutex_lock(&vroce_devs_lock);
-	list_del_init(&vdev->list);
-	mutex_unlock(&vroce_devs_lock);
-
 	vroce_mcast_dev_uninit(vdev);
 	vroce_ah_dev_uninit(vdev);
 	vroce_mw_dev_uninit(vdev);
 	vroce_mr_dev_uninit(vdev);
-	/* Off the list: vroce_dev_mark_registered() won't create it any more. */
+	/* vroce_dev_mark_registered() can no longer get a reference. */
 	vroce_debugfs_dev_del(vdev);
 	if (vdev->net)
 		vroce_net_put(vdev->net);
-	if (vdev->ndev)
-		netdev_put(vdev->ndev, &vdev->ndev_tracker);
+	vroce_dev_dealloc_delay(vdev);
 	/* ib_core destroyed every QP and SRQ before calling us. */
 	WARN_ON(!xa_empty(&vdev->qps) || !xa_empty(&vdev->srqs));
 	xa_destroy(&vdev->qps);
 	xa_destroy(&vdev->srqs);
 	vroce_counters_free(&vdev->counters);
+	vroce_dev_unlist(vdev);
 }
 
 /**
@@ -248,8 +293,16 @@ void vroce_dev_netdev_unregister(struct net_device *ndev)
 	vdev = vroce_dev_find_locked(ndev);
 	if (vdev && !vdev->ndev_gone) {
 		vdev->ndev_gone = true;
-		if (vdev->registered)
+		/*
+		 * Not registered yet: vroce_dev_add() queues it once it is.
+		 * No registration reference: an unregistration is under way
+		 * already (rdma link delete, module unload), and its dealloc
+		 * lets go of the netdev.
+		 */
+		if (vdev->registered && ib_device_try_get(&vdev->ibdev)) {
 			ib_unregister_device_queued(&vdev->ibdev);
+			ib_device_put(&vdev->ibdev);
+		}
 	}
 	mutex_unlock(&vroce_devs_lock);
 }
@@ -273,19 +326,27 @@ void vroce_dev_port_event(struct net_device *ndev)
 
 	mutex_lock(&vroce_devs_lock);
 	vdev = vroce_dev_find_locked(ndev);
-	if (vdev && !vdev->ndev_gone) {
+	if (vdev && !vdev->ndev_gone)
 		vroce_cc_line_update(vdev, ndev);
+	/* No registration reference: the device is being unregistered. */
+	if (vdev && vdev->registered && !vdev->ndev_gone &&
+	    ib_device_try_get(&vdev->ibdev)) {
 		active = vroce_port_is_active(ndev);
-		if (vdev->registered && active != vdev->port_active) {
+		if (active != vdev->port_active) {
 			vdev->port_active = active;
 			vroce_port_dispatch_event(vdev, active);
 		}
+		ib_device_put(&vdev->ibdev);
 	}
 	mutex_unlock(&vroce_devs_lock);
 }
 
 /**
  * vroce_dev_remove_all - unregister every device (module unload)
+ *
+ * Returns once every device's dealloc has returned, also those that other
+ * contexts started (rdma link delete, the netdev's removal); none of them
+ * waits for a peer, so neither does this.
  *
  * Context: process context; no new device can be created any more.
  */
@@ -303,7 +364,10 @@ void vroce_dev_remove_all(void)
 		if (!vdev)
 			break;
 
-		/* A no-op if ib_core's queued unregistration got there first. */
+		/*
+		 * If another context is unregistering the device, this waits
+		 * until its dealloc returned, which took it off the list.
+		 */
 		ib_unregister_device(&vdev->ibdev);
 		put_device(&vdev->ibdev.dev);
 	}

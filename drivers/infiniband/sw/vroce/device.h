@@ -14,7 +14,8 @@
 /**
  * struct vroce_dev - one virtual RNIC, bound to one Ethernet netdev
  * @ibdev: the ib_core device; ib_core allocates and frees the container
- * @ndev: the bound netdev, held through @ndev_tracker until dealloc
+ * @ndev: the bound netdev, held through @ndev_tracker until the device
+ *	leaves the list (vroce_devs_lock)
  * @ndev_tracker: reference tracker for @ndev
  * @net: dev_net(@ndev) at creation; pinned by a vroce_net_get() user
  * @list: entry in the driver's device list (vroce_devs_lock)
@@ -46,6 +47,8 @@
  *	after each long READ response copy (comp.c), 0 by default
  * @err_delay_us: debugfs knob: how long a QP entering ERR waits before its
  *	flushes (qp_state.c), 0 by default
+ * @dealloc_delay_ms: debugfs knob: how long vroce_dev_dealloc() waits after
+ *	releasing debugfs and the namespace's sockets, 0 by default
  */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -79,6 +82,7 @@ struct vroce_dev {
 	struct dentry *debugfs;
 	u32 lend_delay_us;
 	u32 err_delay_us;
+	u32 dealloc_delay_ms;
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)

@@ -12,7 +12,12 @@
  *  4. the netdev notifier;
  *  5. the "vroce" rdma link type, after which users can create devices.
  * Unload first stops device creation (rdma_link_unregister() waits for
- * running newlink calls), then unregisters every device, then the rest.
+ * running newlink calls), then unregisters every device and waits for the
+ * deallocations that other contexts (rdma link delete, ib_core's work queue
+ * after a netdev went away) have in progress: vroce_dev_remove_all()
+ * returns once no dealloc runs (device.c). Only then goes the rest, which
+ * a dealloc still uses (debugfs, the namespaces' sockets) or runs in (the
+ * module's code).
  */
 
 #include <linux/module.h>

@@ -1,0 +1,206 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Device removal racing the other ways a device goes away: "rdma link
+# delete" against the removal of its netdev, and module unload against a
+# deallocation in progress (started by "rdma link delete" or by the
+# netdev's removal). The debugfs knob dealloc_delay_ms holds a deallocation
+# open so that the other side lands in it every time; other rounds race
+# freely. A round fails on a kernel warning or oops, or if anything is left.
+#
+# LIFECYCLE_ROUNDS and LIFECYCLE_UNLOADS set the number of rounds of each
+# race; LIFECYCLE_FULL=1 runs the 6.12 numbers on the lean kernels too.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma modprobe
+
+DBG=/sys/kernel/debug/vroce
+if vroce_lean_kernel && [ -z "${LIFECYCLE_FULL:-}" ]; then
+	ROUNDS=${LIFECYCLE_ROUNDS:-30}
+	UNLOADS=${LIFECYCLE_UNLOADS:-6}
+else
+	ROUNDS=${LIFECYCLE_ROUNDS:-100}
+	UNLOADS=${LIFECYCLE_UNLOADS:-9}
+fi
+# Long enough for the other side to start while a dealloc waits, even on a
+# busy host (a command can take a few hundred ms to start in the VM).
+NETDEV_DELAY_MS=500
+UNLOAD_DELAY_MS=1000
+BG=
+
+cleanup() {
+	[ -n "$BG" ] && kill "$BG" 2>/dev/null
+	wait 2>/dev/null
+	ip link del lca 2>/dev/null
+	vroce_unload
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+# Taint flags of a kernel warning (W), an oops (D) and a bad page or
+# KASAN report (B).
+TAINT_REPORT=$(((1 << 9) | (1 << 7) | (1 << 5)))
+
+kernel_taint() {
+	local taint
+
+	read -r taint </proc/sys/kernel/tainted
+	echo "$taint"
+}
+
+# no_kernel_report MARK TAINT: no new taint flag of a report since the taint
+# was TAINT (a file read, cheap after every round) and, with a third
+# argument, no warning, BUG or oops in the log since MARK.
+no_kernel_report() {
+	local taint
+
+	read -r taint </proc/sys/kernel/tainted
+	if (((taint & ~$2) & TAINT_REPORT)); then
+		echo "kernel taint went from $2 to $taint"
+		dmesg_since "$1" | tail -n 40
+		return 1
+	fi
+	[ -z "${3:-}" ] || ! dmesg_since "$1" |
+		grep -E -m 5 'WARNING:|BUG:|Oops|KASAN|general protection'
+}
+
+# spin_until_dealloc DEV: busy-wait until DEV's dealloc runs: it removes
+# the device's debugfs directory, then waits dealloc_delay_ms.
+spin_until_dealloc() {
+	local n=0
+
+	while [ -d "$DBG/$1" ]; do
+		n=$((n + 1))
+		[ "$n" -lt 500000 ] || { echo "$1 still in debugfs"; return 1; }
+	done
+}
+
+# reap: wait for the background command $BG (a removal stuck in the
+# kernel is the script's timeout's); return its exit status.
+reap() {
+	local rc
+
+	wait "$BG"
+	rc=$?
+	BG=
+	return "$rc"
+}
+
+# new_dev DELAY_MS: a dummy netdev lca and a device lc0 over it, whose
+# deallocation will wait DELAY_MS.
+new_dev() {
+	ip link add lca type dummy &&
+		rdma link add lc0 type vroce netdev lca &&
+		echo "$1" >"$DBG/lc0/dealloc_delay_ms"
+}
+
+netdev_gone() {
+	[ ! -e /sys/class/net/lca ]
+}
+
+# Round I of the netdev race. I % 3 == 0: "rdma link delete" first, and the
+# netdev goes once the device's dealloc runs, while it waits; the
+# netdev notifier then finds a device whose unregistration has begun.
+# 1: both at once. 2: both at once, the netdev's removal started first.
+# In the last two either may unregister the device.
+netdev_round() {
+	local mode=$(($1 % 3))
+
+	case $mode in
+	0)
+		new_dev "$NETDEV_DELAY_MS" || return 1
+		rdma link delete lc0 &
+		BG=$!
+		spin_until_dealloc lc0 || return 1
+		ip link del lca || return 1
+		reap || { echo "rdma link delete failed"; return 1; }
+		;;
+	1)
+		new_dev 0 || return 1
+		rdma link delete lc0 2>/dev/null &
+		BG=$!
+		ip link del lca || return 1
+		reap
+		;;
+	2)
+		new_dev 0 || return 1
+		ip link del lca &
+		BG=$!
+		rdma link delete lc0 2>/dev/null
+		reap || { echo "ip link del failed"; return 1; }
+		;;
+	esac
+	wait_for 10 rdma_dev_gone lc0 || { echo "lc0 left behind"; return 1; }
+	netdev_gone || { echo "lca left behind"; return 1; }
+}
+
+netdev_race() {
+	local i taint
+
+	modprobe dummy && vroce_load || return 1
+	dmesg_mark netdev-race
+	taint=$(kernel_taint)
+	for ((i = 0; i < ROUNDS; i++)); do
+		if ! netdev_round "$i" ||
+		   ! no_kernel_report netdev-race "$taint"; then
+			echo "round $i of $ROUNDS failed"
+			return 1
+		fi
+	done
+	no_kernel_report netdev-race "$taint" log || return 1
+	echo "$ROUNDS rounds"
+}
+
+# Round I of the unload race: rmmod once the device's dealloc runs, while
+# it waits. I % 3 == 0: "rdma link delete" unregistered the device;
+# 1: the netdev's removal did (from ib_core's work queue); rmmod must wait
+# for the deallocation, and what unregistered the device succeeds.
+# 2: rmmod right after "rdma link delete" started, no wait; either may
+# unregister the device. Every time the module and the device are gone.
+unload_round() {
+	local mode=$(($1 % 3)) delay=$UNLOAD_DELAY_MS rc=0
+
+	[ "$mode" != 2 ] || delay=0
+	vroce_load && new_dev "$delay" || return 1
+	if [ "$mode" = 1 ]; then
+		ip link del lca &
+	elif [ "$mode" = 0 ]; then
+		rdma link delete lc0 &
+	else
+		rdma link delete lc0 2>/dev/null &
+	fi
+	BG=$!
+	[ "$mode" = 2 ] || spin_until_dealloc lc0 || return 1
+	rmmod vroce || { echo "rmmod failed"; return 1; }
+	reap || rc=$?
+	if [ "$rc" != 0 ] && [ "$mode" != 2 ]; then
+		echo "mode $mode: device removal failed ($rc)"
+		return 1
+	fi
+	! vroce_loaded || { echo "vroce still loaded"; return 1; }
+	rdma_dev_gone lc0 || { echo "lc0 left behind"; return 1; }
+	netdev_gone || ip link del lca
+}
+
+unload_race() {
+	local i taint
+
+	dmesg_mark unload-race
+	taint=$(kernel_taint)
+	for ((i = 0; i < UNLOADS; i++)); do
+		if ! unload_round "$i" ||
+		   ! no_kernel_report unload-race "$taint"; then
+			echo "round $i of $UNLOADS failed"
+			return 1
+		fi
+	done
+	no_kernel_report unload-race "$taint" log || return 1
+	echo "$UNLOADS rounds"
+}
+
+ktap_print_header
+ktap_set_plan 2
+check "rdma link delete racing the netdev's removal" netdev_race
+check "rmmod waits for deallocations in progress" unload_race
+ktap_finished
