@@ -11,9 +11,10 @@
 # or an RDMA WRITE, or the first response to the QP's RDMA READ, and then
 # nothing. Then each of: deregistering the MR (the buffer registers again),
 # destroying the QP, SIGKILL of the process, rdma link delete must be over
-# within 5 s, and the teardown of a deleted namespace within 15 s. These are
-# hang guards (stall.py): a teardown that waits on the peer never ends, in
-# D state. And a READ whose peer vanished after the first response is
+# within 5 s, and the teardown of a deleted namespace within 15 s (three
+# times that on the debug kernel, whose RCU and memory debugging slow a
+# teardown under TCG). These are hang guards (stall.py): a teardown that
+# waits on the peer never ends, in D state. And a READ whose peer vanished after the first response is
 # retried from the second, until the retries run out. Last, the module
 # unloads. Ten of the sixteen cases by default, six on a lean kernel (debug,
 # 6.1); STALL_FULL=1 runs all, STALL_CASES="send dereg,read kill" those.

@@ -272,6 +272,7 @@ static void bad_send_wqe(struct __test_metadata *_metadata, struct dev *d,
 	struct rxe_send_wqe *wqe;
 	struct ibv_wc wc;
 	size_t esize;
+	double end;
 	int ret;
 
 	pair_up(_metadata, d, 0);
@@ -287,6 +288,10 @@ static void bad_send_wqe(struct __test_metadata *_metadata, struct dev *d,
 	EXPECT_EQ(wr_id, wc.wr_id);
 	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc.status)
 		TH_LOG("status %s", ibv_wc_status_str(wc.status));
+	/* The completion comes first, then the QP goes to ERR (as in rxe). */
+	end = vroce_now_s() + POLL_TIMEOUT_S;
+	while (qp_state(d->a.qp) != IBV_QPS_ERR && vroce_now_s() < end)
+		usleep(1000);
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(d->a.qp));
 }
 
