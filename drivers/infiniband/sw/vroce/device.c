@@ -20,8 +20,10 @@
  *   exit relies on this: vroce_dev_remove_all() returns only once the
  *   list is empty, and ib_unregister_device() on a device whose dealloc
  *   is running waits for ib_core's per-device unregistration lock, which
- *   is held until that dealloc has returned. Nothing else of the module
- *   is torn down before (main.c), so no dealloc outlives the module.
+ *   is held until that dealloc has returned; ib_unregister_driver() then
+ *   does the same for the devices still in ib_core's table, whose dealloc
+ *   may be in its last instructions. Nothing else of the module is torn
+ *   down before (main.c), so no dealloc outlives the module.
  * - A device on the list that is not ->registered yet is being registered
  *   by vroce_dev_add(); if its netdev unregisters meanwhile the notifier only
  *   sets ->ndev_gone and vroce_dev_add() unregisters it when done.
@@ -29,8 +31,9 @@
  *   it (queueing its unregistration, a port event, finishing its
  *   registration) does so under a registration reference
  *   (ib_device_try_get()), as ib_core requires for queueing: ib_core drops
- *   the last one when an unregistration begins, so failing to get one
- *   means the device is being unregistered already, and it is left alone.
+ *   the last one when an unregistration has disabled the device, before
+ *   its dealloc, so failing to get one means the device is being
+ *   unregistered already, and it is left alone.
  */
 
 #include <linux/delay.h>
@@ -128,9 +131,9 @@ static void vroce_dev_mark_registered(struct vroce_dev *vdev)
 	bool gone;
 
 	/*
-	 * Fails once an unregistration began (rdma link delete may already
-	 * have found the device); while we hold it, none can begin, so the
-	 * device is still on the list.
+	 * Fails once an unregistration disabled the device (rdma link delete
+	 * may already have found it); while we hold it, no unregistration
+	 * reaches the dealloc, so the device stays on the list.
 	 */
 	if (!ib_device_try_get(&vdev->ibdev))
 		return;
@@ -371,4 +374,16 @@ void vroce_dev_remove_all(void)
 		ib_unregister_device(&vdev->ibdev);
 		put_device(&vdev->ibdev.dev);
 	}
+	/*
+	 * A dealloc takes its device off the list just before it returns,
+	 * so its last instructions may still run in this module. ib_core
+	 * keeps the device in its own table until dealloc_driver returned,
+	 * and ib_unregister_driver() waits for each such device's
+	 * unregistration lock, which its unregistering context holds until
+	 * then. It also completes unregistrations queued and not yet run,
+	 * as ib_core requires of ib_unregister_device_queued()'s users.
+	 * RDMA_DRIVER_RXE is vroce's alone: rdma_rxe cannot be loaded beside
+	 * it (net.c).
+	 */
+	ib_unregister_driver(RDMA_DRIVER_RXE);
 }
