@@ -914,21 +914,6 @@ static int cmd_err_race_setup(void)
 	return 1;
 }
 
-static int err_delay(uint32_t us)
-{
-	char path[256];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/vroce/%s/err_delay_us",
-		 getenv("VROCE_DEV"));
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%u\n", us) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
-
 static void *err_race_modify(void *arg)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
@@ -971,7 +956,7 @@ static int cmd_err_race(void)
 
 	if (!er_qp)
 		return fail("no ERR race QP");
-	if (err_delay(ER_DELAY_US))
+	if (vroce_debugfs_set("err_delay_us", ER_DELAY_US))
 		return fail("err_delay_us: %s", strerror(errno));
 	if (pthread_create(&th, NULL, err_race_modify, NULL))
 		return fail("pthread_create");
@@ -980,7 +965,7 @@ static int cmd_err_race(void)
 			OFF_ERR_RACE + ER_RECVS * ER_RECV_LEN, ER_RECV_LEN) ||
 	      post_send(&a, er_qp, IBV_WR_SEND, OFF_SRC, 64, 0, 0, &wr_id);
 	pthread_join(th, &ret);
-	if (err_delay(0))
+	if (vroce_debugfs_set("err_delay_us", 0))
 		return fail("err_delay_us: %s", strerror(errno));
 	if (err || ret)
 		return fail("post or modify to ERR failed: %s", strerror(errno));

@@ -718,21 +718,6 @@ struct lent {
 	char err[128];
 };
 
-static int lend_delay(uint32_t us)
-{
-	char path[256];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/vroce/%s/lend_delay_us",
-		 getenv("VROCE_DEV"));
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%u\n", us) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
-
 static void *lent_writer(void *arg)
 {
 	struct lent *l = arg;
@@ -784,7 +769,7 @@ TEST_F_TIMEOUT(doorbell, writes_while_lent, TEST_TIMEOUT_S)
 	double end;
 	int n;
 
-	ASSERT_EQ(0, lend_delay(LEND_US))
+	ASSERT_EQ(0, vroce_debugfs_set("lend_delay_us", LEND_US))
 		TH_LOG("cannot set lend_delay_us: %s", strerror(errno));
 	vroce_fill(d->buf + RD_SRC, READ_LEN, 7, pattern);
 	memset(d->buf + RD_DST, 0, READ_LEN);
@@ -810,7 +795,7 @@ TEST_F_TIMEOUT(doorbell, writes_while_lent, TEST_TIMEOUT_S)
 	}
 	__atomic_store_n(&l.read_done, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
-	EXPECT_EQ(0, lend_delay(0));
+	EXPECT_EQ(0, vroce_debugfs_set("lend_delay_us", 0));
 	EXPECT_EQ(0, l.err[0]) TH_LOG("%s", l.err);
 	EXPECT_EQ(1 + LENT_WRITES, got) TH_LOG("completions missing");
 	EXPECT_EQ(-1, vroce_mismatch(d->buf + RD_DST, READ_LEN, 7, pattern));

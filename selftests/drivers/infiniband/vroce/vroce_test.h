@@ -45,6 +45,25 @@ static inline long long vroce_hw_counter(const char *dev, const char *name)
 }
 
 /*
+ * Write @val to the debugfs knob @knob of the device named by $VROCE_DEV
+ * (/sys/kernel/debug/vroce/DEV/KNOB): 0, or -1 with errno set.
+ */
+static inline int vroce_debugfs_set(const char *knob, uint32_t val)
+{
+	char path[256];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/vroce/%s/%s",
+		 getenv("VROCE_DEV"), knob);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%u\n", val) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/*
  * Poll @cq for one completion into @wc: 1, 0 after @timeout_s seconds (a
  * hang guard), or -1 if polling failed. The first 1000 empty polls yield
  * the CPU, the later ones sleep 100 us each.
