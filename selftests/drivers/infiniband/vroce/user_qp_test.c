@@ -38,8 +38,7 @@
 
 #include "../../../kselftest_harness.h"
 #include "vroce_test.h"
-/* After <netinet/in.h> (vroce_test.h): libc-compat.h then skips its types. */
-#include <rdma/rdma_user_rxe.h>
+#include "vroce_ring.h"
 
 /* A hang guard on every wait, not a timing assertion. */
 #define POLL_TIMEOUT_S	60
@@ -178,61 +177,6 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 	return attr.qp_state;
 }
 
-/*
- * The element of a ring mapped from a uverbs device whose first 8 bytes
- * (a send WQE's, a receive WQE's or a completion's wr_id) are @wr_id, in
- * a ring of elements of [@min_esize, @max_esize] bytes; NULL if none.
- * @ring gets the ring's header.
- */
-static void *ring_find(uint64_t wr_id, size_t min_esize, size_t max_esize,
-		       struct rxe_queue_buf **ring)
-{
-	unsigned long start, end;
-	char line[512];
-	void *found = NULL;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		struct rxe_queue_buf *q;
-		size_t esize, i, n;
-
-		if (!strstr(line, "/dev/infiniband/uverbs") ||
-		    sscanf(line, "%lx-%lx", &start, &end) != 2 ||
-		    end - start < sizeof(*q) || !strstr(line, "rw"))
-			continue;
-		q = (struct rxe_queue_buf *)start;
-		if (q->log2_elem_size < 4 || q->log2_elem_size > 16)
-			continue;
-		esize = (size_t)1 << q->log2_elem_size;
-		n = (size_t)q->index_mask + 1;
-		if (n & (n - 1) || esize < min_esize || esize > max_esize ||
-		    sizeof(*q) + n * esize > end - start)
-			continue;
-		for (i = 0; i < n && !found; i++) {
-			uint64_t *e = (uint64_t *)(q->data + i * esize);
-
-			if (*e == wr_id) {
-				found = e;
-				*ring = q;
-			}
-		}
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
-/* The send WQE of @wr_id in this process's mapping of an SQ. */
-static struct rxe_send_wqe *sq_find(uint64_t wr_id, size_t *esize)
-{
-	struct rxe_queue_buf *q;
-	void *e = ring_find(wr_id, sizeof(struct rxe_send_wqe), SIZE_MAX, &q);
-
-	if (e)
-		*esize = (size_t)1 << q->log2_elem_size;
-	return e;
-}
-
 /* A signaled READ of 64 bytes from b's buffer at 1 MiB, into a's at 0. */
 static int post_read(struct dev *d, uint64_t wr_id)
 {
@@ -270,6 +214,7 @@ static void bad_send_wqe(struct __test_metadata *_metadata, struct dev *d,
 {
 	uint64_t wr_id = MAGIC | id;
 	struct rxe_send_wqe *wqe;
+	struct rxe_queue_buf *q;
 	struct ibv_wc wc;
 	size_t esize;
 	double end;
@@ -279,7 +224,7 @@ static void bad_send_wqe(struct __test_metadata *_metadata, struct dev *d,
 	/* In RTR the doorbell is refused; the WQE is in the ring anyway. */
 	ret = post_read(d, wr_id);
 	TH_LOG("post_send in RTR: %d", ret);
-	wqe = sq_find(wr_id, &esize);
+	wqe = vroce_sq_find(wr_id, &esize, &q);
 	ASSERT_NE(NULL, wqe) TH_LOG("the WQE is in no mapped ring");
 	fn(wqe, esize, d);
 	ASSERT_EQ(0, vroce_rc_rts(d->a.qp));
@@ -427,7 +372,7 @@ TEST_F_TIMEOUT(ring, recv_num_sge_huge, TEST_TIMEOUT_S)
 	for (i = 0; i < 64; i++)
 		d->buf[i] = i ^ 0xa5;
 	ASSERT_EQ(0, ibv_post_recv(d->b.qp, &rwr, &rbad));
-	rwqe = ring_find(rid, sizeof(*rwqe), SIZE_MAX, &q);
+	rwqe = vroce_ring_find(rid, sizeof(*rwqe), SIZE_MAX, &q);
 	ASSERT_NE(NULL, rwqe);
 	rwqe->dma.num_sge = 0xffffffff;
 	rwqe->dma.length = 0xffffffff;
@@ -480,7 +425,7 @@ TEST_F_TIMEOUT(ring, cq_consumer_past_producer, TEST_TIMEOUT_S)
 	ASSERT_EQ(1, vroce_poll_one(d->a.scq, &wc, POLL_TIMEOUT_S));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	/* The completion stays in the CQ's slot: smaller than a send WQE. */
-	cqe = ring_find(wr_id, sizeof(wc.wr_id),
+	cqe = vroce_ring_find(wr_id, sizeof(wc.wr_id),
 			sizeof(struct rxe_send_wqe) - 1, &q);
 	ASSERT_NE(NULL, cqe) TH_LOG("the completion is in no mapped ring");
 	__atomic_store_n(&q->consumer_index,
