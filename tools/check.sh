@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: every gate and every test, on each supported kernel (DESIGN D12).
+# make check: every gate and every test, on each supported kernel.
 #
 #   1. tools/deps.sh                  install missing Debian packages
 #   2. make lint                      checkpatch --strict, shellcheck
@@ -25,7 +25,7 @@
 #
 # Results come from the KTAP each VM run leaves in build/check/<kernel>/
 # ksft.tap, not from exit codes (the 6.12 runner exits 0 on failure,
-# STYLE.md 4.4). Counted: each result line a test script prints itself (the
+# as tools/ksft.sh says). Counted: each result line a test script prints itself (the
 # runner re-prints them as "# ok N ..." / "# not ok N ..."; "# SKIP" ones
 # are skipped, "# TODO" ones too), plus one failure per script whose
 # top-level result failed (exit=N, TIMEOUT, crash) without an inner failure

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The QP state machine (SPEC.md section 7).
+ * The QP state machine (IBTA vol. 1 chapter 10, as ib_core's
+ * qp_state_table encodes it).
  *
  * modify_qp validates everything before it changes anything: ib_core's
  * ib_modify_qp_is_ok() decides whether the transition and the attribute
