@@ -15,8 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # Not on the debug kernel unless WIRE_FULL=1: the frames' format is the
 # same code on every kernel (checked on 6.12 and 6.1), and the wire path
 # runs under KASAN and lockdep there in rc.sh, ud.sh, inject.sh and
-# netem.sh. It took 175 s of the debug kernel's make check lane, the
-# longest (2026-12-02).
+# netem.sh. It would be the longest script of the debug kernel's lane.
 if vroce_debug_kernel && [ -z "${WIRE_FULL:-}" ]; then
 	vroce_skip_all "frame formats are checked on 6.12 and 6.1; WIRE_FULL=1 runs them here"
 fi
