@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: every gate and every test, on each supported kernel (DESIGN D12).
+# make check: every gate and every test, on each supported kernel.
 #
 #   1. tools/deps.sh                  install missing Debian packages
 #   2. make lint                      checkpatch --strict, shellcheck
@@ -25,7 +25,7 @@
 #
 # Results come from the KTAP each VM run leaves in build/check/<kernel>/
 # ksft.tap, not from exit codes (the 6.12 runner exits 0 on failure,
-# STYLE.md 4.4). Counted: each result line a test script prints itself (the
+# as tools/ksft.sh says). Counted: each result line a test script prints itself (the
 # runner re-prints them as "# ok N ..." / "# not ok N ..."; "# SKIP" ones
 # are skipped, "# TODO" ones too), plus one failure per script whose
 # top-level result failed (exit=N, TIMEOUT, crash) without an inner failure
@@ -364,11 +364,10 @@ finish_vm() {
 # each that was built, in order.
 # With VM_JOBS=2 (the default) two VMs run at once: the debug kernel's (the
 # longest) beside the others, which take turns. The debug guest has one CPU,
-# so its VM leaves most of the second host core to the other lane. On 2
-# cores: 1857 s for all of make check this way (0bb2f44); one after the
-# other, the three VMs alone had taken 2140 s with fewer tests. With the
-# Debian modules built in the second lane: 1620 s, against 2055 s with all
-# three built first (2026-12-02; wire.sh and cc.sh also got leaner).
+# so its VM leaves most of the second host core to the other lane; on 2
+# cores this is faster than running the VMs one after the other, and
+# building the Debian modules in the second lane is faster than building
+# all three first.
 run_vms() {
 	local jobs=${VM_JOBS:-2} k pids=() queue=()
 

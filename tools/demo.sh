@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make demo: build vroce for the newest Debian 6.12 kernel, boot it in the
-# test VM and show two "hosts" talking RoCE (DESIGN D11/D12):
+# test VM and show two "hosts" talking RoCE:
 #
 #     netns a                              netns b
 #   +---------------------+            +---------------------+

@@ -16,17 +16,118 @@ need_root() {
 	fi
 }
 
-BPO=/etc/apt/sources.list.d/vroce-backports.sources
+APT_ETC=${APT_ETC:-/etc/apt}
+BPO=$APT_ETC/sources.list.d/vroce-backports.sources
+
+# Print a deb822 stanza for bookworm-backports, derived from the source this
+# machine already uses for bookworm (sources.list, *.list or *.sources under
+# $APT_ETC): same mirror, components, architectures and keyring, so that no
+# archive address is written here and a local mirror keeps being used.
+# Prints nothing if there is no enabled "deb" source for bookworm.
+backports_stanza() {
+	local f found=""
+
+	for f in "$APT_ETC"/sources.list "$APT_ETC"/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		found=$(awk '
+			/^[ \t]*deb[ \t]/ {
+				i = 2; opts = ""
+				if ($i ~ /^\[/) {
+					while (i <= NF) {
+						opts = opts " " $i
+						if ($(i++) ~ /\]$/)
+							break
+					}
+				}
+				uri = $(i++); suite = $(i++)
+				if (suite != "bookworm")
+					next
+				comps = ""
+				for (; i <= NF && $i !~ /^#/; i++)
+					comps = comps " " $i
+				gsub(/[][]/, "", opts)
+				print "Types: deb"
+				print "URIs: " uri
+				print "Suites: bookworm-backports"
+				print "Components:" comps
+				n = split(opts, o, " ")
+				for (j = 1; j <= n; j++) {
+					split(o[j], kv, "=")
+					if (kv[1] == "signed-by")
+						print "Signed-By: " kv[2]
+					else if (kv[1] == "arch") {
+						gsub(",", " ", kv[2])
+						print "Architectures: " kv[2]
+					}
+				}
+				exit
+			}' "$f")
+		[ -n "$found" ] && break
+	done
+	if [ -z "$found" ]; then
+		for f in "$APT_ETC"/sources.list.d/*.sources; do
+			[ -r "$f" ] || continue
+			# deb822: one stanza per paragraph; continuation lines start
+			# with a blank and belong to the field above them.
+			found=$(awk '
+				BEGIN { RS = ""; FS = "\n" }
+				{
+					out = ""; deb = bookworm = off = skip = 0
+					for (l = 1; l <= NF; l++) {
+						line = $l
+						if (line ~ /^#/)
+							continue
+						if (line ~ /^[ \t]/) {
+							if (!skip)
+								out = out "\n" line
+							continue
+						}
+						c = index(line, ":")
+						key = tolower(substr(line, 1, c - 1))
+						n = split(substr(line, c + 1), w, " ")
+						skip = 0
+						if (key == "types") {
+							for (j = 1; j <= n; j++)
+								deb = deb || w[j] == "deb"
+							line = "Types: deb"
+						} else if (key == "suites") {
+							for (j = 1; j <= n; j++)
+								bookworm = bookworm || w[j] == "bookworm"
+							line = "Suites: bookworm-backports"
+							skip = 1
+						} else if (key == "uris") {
+							line = "URIs: " w[1]
+							skip = 1
+						} else if (key == "enabled") {
+							off = tolower(w[1]) == "no"
+							continue
+						}
+						out = out (out == "" ? "" : "\n") line
+					}
+					if (deb && bookworm && !off) {
+						print out
+						exit
+					}
+				}' "$f")
+			[ -n "$found" ] && break
+		done
+	fi
+	if [ -n "$found" ]; then
+		printf '%s\n' "$found"
+	fi
+}
+
 add_backports() {
-	grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+	local stanza
+
+	grep -rqs 'bookworm-backports' "$APT_ETC"/sources.list "$APT_ETC"/sources.list.d/ && return 0
+	stanza=$(backports_stanza)
+	if [ -z "$stanza" ]; then
+		echo "deps: no apt source for bookworm under $APT_ETC: add bookworm-backports yourself" >&2
+		exit 1
+	fi
 	need_root "bookworm-backports source"
-	cat >"$BPO" <<'EOS'
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOS
+	printf '%s\n' "$stanza" >"$BPO"
 	UPDATED=0
 }
 
@@ -88,4 +189,5 @@ main() {
 		-o Dpkg::Options::=--force-confdef $missing >/dev/null
 }
 
-main "$@"
+# Sourcing this file (tests) defines the functions and runs nothing.
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"

@@ -3,7 +3,7 @@
 #
 # Build and run vroce's kselftests with the kernel's own kselftest framework
 # (lib.mk, kselftest_harness.h, runner.sh ...), which is taken from Debian's
-# linux-source-6.12 at build time and never committed (DESIGN D11).
+# linux-source-6.12 at build time and never committed.
 #
 #   tools/ksft.sh build      on the host: lay out build/selftests/, build the
 #                            C tests and install everything into build/ksft/
@@ -26,7 +26,7 @@
 # 'run' writes the TAP to $VROCE_OUT/ksft.tap (the VM runner's read-write
 # share) as well as to stdout, and exits 0 if the runner ran: verdicts come
 # from parsing the TAP (tools/check.sh), because the 6.12 runner exits 0 even
-# when tests fail (STYLE.md 4.4).
+# when tests fail.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)

@@ -6,7 +6,7 @@
 #
 # Fails on any checkpatch ERROR or WARNING (and any shellcheck finding at
 # severity "warning" or worse); checkpatch CHECKs are printed but are a
-# judgement call (STYLE.md 6). checkpatch.pl and its data files come from
+# judgement call. checkpatch.pl and its data files come from
 # Debian's linux-source-6.12 (tools/linux-src.sh), they are not committed.
 # Budget: under 60 s (the files are checked two at a time).
 set -euo pipefail
@@ -24,7 +24,7 @@ IGNORE=FILE_PATH_CHANGES
 # ... and for compat.h only:
 #   LINUX_VERSION_CODE  the module builds for two kernel lines (Debian 6.1
 #                      and 6.12); compat.h is the one place allowed to test
-#                      the version (STYLE.md 8.25), which upstream code never
+#                      the version, which upstream code never
 #                      needs to do.
 #   CONSTANT_COMPARISON  fires on "LINUX_VERSION_CODE >= KERNEL_VERSION(..)",
 #                      the only way to write such a test.

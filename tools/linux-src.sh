@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Print the root of a Linux 6.12 source tree that holds the files vroce's
-# tooling borrows from the kernel (none of them is committed here, DESIGN D11):
+# tooling borrows from the kernel (none of them is committed here):
 #
 #   tools/testing/selftests/{lib.mk,kselftest.h,kselftest_harness.h,
 #                            kselftest/*,run_kselftest.sh}   (tools/ksft.sh)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make bench: vroce against rdma_rxe, side by side, in one VM run (issue 6).
+# make bench: vroce against rdma_rxe, side by side, in one VM run.
 #
 #   tools/bench/bench.sh           on the host (what make bench runs): build
 #                                  vroce.ko and the memcpy probe, boot the

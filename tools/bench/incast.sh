@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make incast: the congestion-control incast benchmark (issue 5). Not a
+# make incast: the congestion-control incast benchmark. Not a
 # timed test: it prints a table and PASS/FAIL against the targets.
 #
 #   ns is1 (vs1) --veth--+

@@ -3,7 +3,7 @@
 #
 # The table of make bench (tools/bench/bench.sh): medians per cell from the
 # guest's raw.tsv, vroce/rdma_rxe and vroce/memcpy ratios, the CPU time per
-# GiB moved, and a PASS/FAIL line per issue 6 target (printed, never
+# GiB moved, and a PASS/FAIL line per target (printed, never
 # asserted: the exit status only says whether the report could be made).
 #
 #   report.py RAW.tsv META.txt RESULTS.txt RESULTS.json
@@ -256,7 +256,7 @@ def table(meta, memcpy, cells, tgts):
         w("%-12s %7s %2d | %8s %8s %8s | %15s %15s %15s"
           % ((tool, size_str(size), qps) + tuple(kpps) + tuple(cpu)))
     w("")
-    w("targets (issue 6; printed, not asserted)")
+    w("targets (printed, not asserted)")
     for t in tgts:
         v = "-" if t["value"] is None else "%.2f" % t["value"]
         w("  %-4s %-48s %6s  (%s %.2f) %s"

@@ -83,7 +83,8 @@ struct vroce_qp_cc {
  *
  * The SL when it is not 0 (rdma_cm derives it from the ToS and the VLAN or
  * mqprio configuration, iboe_tos_to_sl()), else what the IP stack gives a
- * socket with that ToS (rt_tos2priority()), DESIGN D9.
+ * socket with that ToS (rt_tos2priority()), so that a VLAN egress map and
+ * mqprio/DCB classify vroce's packets as they do a hardware RNIC's.
  */
 static inline u8 vroce_cc_prio(u8 sl, u8 tclass)
 {

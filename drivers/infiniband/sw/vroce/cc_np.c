@@ -2,8 +2,8 @@
 /*
  * The notification point (NP) of a QP: a RoCEv2 packet that arrives with
  * CE in its IP ECN field makes the QP send a CNP to the QP that sent it
- * (SPEC.md 4): BTH opcode 0x81, BECN set, DestQP the sender's QP, PSN 0,
- * 16 zero bytes, the ICRC; IP DSCP np_cnp_dscp, priority np_cnp_prio
+ * (IBTA Annex A17): BTH opcode 0x81, BECN set, DestQP the sender's QP,
+ * PSN 0, 16 zero bytes, the ICRC; IP DSCP np_cnp_dscp, priority np_cnp_prio
  * (skb->priority), ECN bits as for data packets of that priority. At most
  * one CNP per QP per np_min_time_between_cnps (vroce_np_should_send_cnp()).
  *

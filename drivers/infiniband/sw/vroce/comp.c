@@ -46,7 +46,10 @@
  */
 #define VROCE_COMP_LEND_MIN SZ_16K
 
-/* RNR NAK timer codes (IBTA, SPEC.md §3.4) in units of 10 us. */
+/*
+ * RNR NAK timer codes (IBTA vol. 1, the AETH's RNR timer field; enum
+ * ib_rnr_timeout) in units of 10 us; code 0 is the longest, 655.36 ms.
+ */
 static const u32 vroce_rnr_10us[32] = {
 	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
 	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,

@@ -3,9 +3,10 @@
  * Per-device counters, exposed as ib_core port hw_stats ("rdma statistic
  * show link DEV/1", /sys/class/infiniband/DEV/ports/1/hw_counters/).
  *
- * Names: mlx5's where the meaning is the same (SPEC.md §6), rdma_rxe's for
- * the packet totals (sent_pkts, rcvd_pkts, send_err), and vroce's own,
- * shaped like rxe's, for receive checks neither driver counts separately.
+ * Names: mlx5's where the meaning is the same (mlx5's counters.c),
+ * rdma_rxe's for the packet totals (sent_pkts, rcvd_pkts, send_err), and
+ * vroce's own, shaped like rxe's, for receive checks neither driver counts
+ * separately.
  * Bytes count the packet from its L3 header (GRH, IPv4 or IPv6) through the
  * ICRC: no Ethernet header, VLAN tag or FCS.
  *

@@ -3,8 +3,9 @@
  * DCQCN reaction point (RP) and notification point (NP), as pure functions
  * of (state, knobs, time). Fixed-point formats are in dcqcn.h.
  *
- * The RP machine of one QP (SPEC.md 5.1, as mlx5 and the HPCC simulator's
- * "Mellanox DCQCN" model run it, SPEC.md 5.2-5.3):
+ * The RP machine of one QP (the DCQCN paper, "Congestion Control for
+ * Large-Scale RDMA Deployments", SIGCOMM 2015, as mlx5's knobs and the HPCC
+ * simulator's "Mellanox DCQCN" model run it):
  *
  *  - Unlimited until the first CNP: the QP is not paced, needs no timer.
  *  - First CNP: a limiter is allocated: RC = RT = rp_rate_to_set_on_first_cnp

@@ -33,7 +33,8 @@
 /**
  * struct vroce_cc_params - the congestion-control knobs of one device
  *
- * Names, units and defaults are mlx5's (cc_params debugfs, SPEC.md 5.2);
+ * Names, units and defaults are mlx5's (cc_params debugfs, NVIDIA's DCQCN
+ * parameter documentation);
  * cc.c validates every write. Fields are written with WRITE_ONCE() by sysfs
  * and read once per event with READ_ONCE(): a write takes effect at the
  * next event of each QP.
@@ -161,7 +162,7 @@ enum vroce_cc_knob_id {
  * @offset: offset of the u32 in struct vroce_cc_params
  * @min: smallest valid value
  * @max: largest valid value
- * @def: default (SPEC.md 5.2, "Default (current)")
+ * @def: default (NVIDIA's current DCQCN parameter defaults)
  */
 struct vroce_cc_knob {
 	const char *name;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The Invariant CRC of RoCEv1 and RoCEv2 packets (SPEC.md §2).
+ * The Invariant CRC of RoCEv1 and RoCEv2 packets (IBTA vol. 1
+ * chapter 7, Annex A16 and A17).
  *
  * CRC-32 (the Ethernet polynomial, reflected, initial value and final XOR
  * all-ones) over: 8 bytes of 0xff standing for the masked LRH, the L3 header

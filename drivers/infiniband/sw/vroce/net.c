@@ -6,7 +6,8 @@
  * bound to port 4791 for IPv4 and, where IPv6 is available, one for IPv6.
  * init_net keeps its sockets for as long as the module is loaded: this is
  * how vroce and rdma_rxe, which share RDMA_DRIVER_RXE and must never be
- * loaded together, exclude each other (DESIGN D3).
+ * loaded together, exclude each other: rdma_rxe binds the same port at
+ * its module init.
  *
  * A socket receives the datagrams of its own namespace only, but these may
  * have arrived on an upper device (macvlan, ipvlan, VLAN) whose lower

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The BTH opcodes vroce knows: RC, UC and UD (SPEC.md §3.2) and the CNP
- * (§4.1). RD and XRC are not supported and are rejected on receive, like
- * every opcode not in the table.
+ * The BTH opcodes vroce knows: RC, UC and UD (IBTA vol. 1 chapter 9,
+ * include/rdma/ib_pack.h) and the CNP (Annex A17). RD and XRC are not
+ * supported and are rejected on receive, like every opcode not in the table.
  */
 
 #include <linux/bitops.h>

@@ -6,7 +6,7 @@
 #include <linux/types.h>
 #include <rdma/ib_pack.h>
 
-/* The BTH opcode of a Congestion Notification Packet (SPEC.md §4.1). */
+/* The BTH opcode of a Congestion Notification Packet (Annex A17). */
 #define VROCE_OPCODE_CNP (IB_OPCODE_CNP | 0x01)
 /* RC RDMA ATOMIC WRITE (IBTA 1.5 A19); ib_pack.h has it from 6.2 on only. */
 #define VROCE_OPCODE_RC_ATOMIC_WRITE (IB_OPCODE_RC | 0x1d)

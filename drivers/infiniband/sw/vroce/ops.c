@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The verbs table. vroce speaks rdma_rxe's user ABI and driver id, so
- * libibverbs' stock rxe provider drives it (DESIGN D2). Entries are in
+ * libibverbs' stock rxe provider drives it. Entries are in
  * alphabetical order, followed by the sizes of the objects ib_core allocates
  * on the driver's behalf.
  */

@@ -2,7 +2,8 @@
 /*
  * RoCE wire format: the IBA transport headers as they appear on the wire
  * (big-endian, checked by sparse through the __be types), their field
- * accessors and the protocol constants. See SPEC.md §1 and §3.
+ * accessors and the protocol constants (IBTA vol. 1 chapter 9, Annex A16
+ * and A17; "Wire format" in Documentation/infiniband/vroce.rst).
  */
 #ifndef _VROCE_PKT_H
 #define _VROCE_PKT_H

@@ -5,7 +5,7 @@
  * Kernel QPs: post_send/post_recv copy ib_send_wr/ib_recv_wr into the
  * kernel rings in the rxe WQE layout. User QPs: the rxe provider writes
  * WQEs into the shared rings itself and rings the doorbell with a
- * POST_SEND command that carries no WR (DESIGN D2); receives need no
+ * POST_SEND command that carries no WR (the rxe user ABI); receives need no
  * doorbell.
  *
  * Trust boundary of the send queue: a user SQ ring is user memory that

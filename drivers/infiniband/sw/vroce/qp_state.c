@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The QP state machine (SPEC.md section 7).
+ * The QP state machine (IBTA vol. 1 chapter 10, as ib_core's
+ * qp_state_table encodes it).
  *
  * modify_qp validates everything before it changes anything: ib_core's
  * ib_modify_qp_is_ok() decides whether the transition and the attribute
@@ -154,7 +155,7 @@ static int vroce_qp_transition(struct vroce_qp *qp,
 	next = (mask & IB_QP_STATE) ? attr->qp_state : *cur;
 	if (!ib_modify_qp_is_ok(*cur, next, qp->ibqp.qp_type, mask))
 		return -EINVAL;
-	/* Leaving SQD before the drain finished is only allowed to ERR. */
+	/* Before the drain finished, SQD may only go to ERR, RESET or SQD. */
 	if (qp->sq_draining && next != IB_QPS_ERR && next != IB_QPS_RESET &&
 	    next != IB_QPS_SQD)
 		return -EINVAL;

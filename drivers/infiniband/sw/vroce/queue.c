@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Rings shared with user space in the rdma_user_rxe.h layout (DESIGN D2):
+ * Rings shared with user space in the rdma_user_rxe.h layout:
  * a struct rxe_queue_buf header, then a power-of-two number of slots of a
  * power-of-two size. Indices are in [0, index_mask]; a ring holds at most
  * index_mask elements because one slot stays empty to tell full from empty.

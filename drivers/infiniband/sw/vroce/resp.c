@@ -796,7 +796,7 @@ bool vroce_resp_may_overtake(struct vroce_qp *qp, struct sk_buff *skb)
  * UC: no ACKs, no NAKs, no duplicates. A packet with the expected PSN is
  * executed; a gap (or an error, class D) drops the rest of the current
  * message, and the next first or only packet starts afresh at its PSN
- * (SPEC §3.5).
+ * (IBTA vol. 1 chapter 9, UC).
  */
 static void vroce_resp_uc_rx(struct vroce_qp *qp, struct sk_buff *skb,
 			     const struct vroce_opcode_info *op, u32 psn,

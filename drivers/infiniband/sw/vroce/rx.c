@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Receive: find the device a RoCE packet arrived for, validate the packet
- * and hand it to the transport (DESIGN D5).
+ * and hand it to the transport.
  *
  * RoCEv2 datagrams come from the per-namespace UDP socket (net.c) with
  * skb->data at the UDP header; RoCEv1 frames from a packet_type handler
@@ -23,7 +23,7 @@
  * device and its counters stay valid while a packet is being processed,
  * and a device that is being unregistered gets no new packets. The device
  * is checked to be ours (its dealloc_driver) because rdma_rxe shares the
- * driver id (DESIGN D3). A frame the device sent to itself (internal
+ * driver id. A frame the device sent to itself (internal
  * loopback, or the copy of a multicast frame for its own group members) is
  * not looked up: vroce_tx() hands over the sending device, which its
  * caller keeps alive (a QP's task: the device outlives its QPs; a debugfs

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Transmit: build a whole RoCE frame and hand it to the netdev (DESIGN D4).
+ * Transmit: build a whole RoCE frame and hand it to the netdev, as a NIC
+ * that owns its port does.
  *
  * The frame is Ethernet (written by the netdev's header_ops, so a VLAN
  * netdev adds its tag), then either the GRH (RoCEv1, ethertype 0x8915) or
@@ -36,8 +37,8 @@
  * drop such datagrams unless they opted in too.
  *
  * skb->priority is the SL's low 3 bits, or when the SL is 0 what the IP
- * stack gives a socket with the traffic class as its ToS (vroce_cc_prio(),
- * D9); a CNP's is its SL (np_cnp_prio). A VLAN egress-qos-map then sets
+ * stack gives a socket with the traffic class as its ToS
+ * (vroce_cc_prio()); a CNP's is its SL (np_cnp_prio). A VLAN egress-qos-map then sets
  * the PCP and mqprio/DCB on the lower device picks the traffic class. The
  * DSCP is traffic_class >> 2 by construction of the TOS byte.
  *
@@ -345,7 +346,7 @@ static __be16 vroce_tx_proto(enum vroce_net_type type)
 	return htons(type == VROCE_NET_V2_IPV4 ? ETH_P_IP : ETH_P_IPV6);
 }
 
-/* A CNP's SL is np_cnp_prio; other packets map SL and traffic class (D9). */
+/* A CNP's SL is np_cnp_prio; other packets map SL and traffic class. */
 static u32 vroce_tx_prio(const struct vroce_pkt_info *pi)
 {
 	if (pi->opcode == VROCE_OPCODE_CNP)

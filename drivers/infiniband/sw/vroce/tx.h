@@ -39,7 +39,7 @@ struct vroce_ext_hdrs {
  * @traffic_class: GRH/IPv6 traffic class or IPv4 TOS (DSCP << 2 | ECN)
  * @hop_limit: GRH/IPv6 hop limit or IPv4 TTL
  * @flow_label: GRH/IPv6 flow label (20 bits); also picks the UDP source port
- * @sl: service level; the low 3 bits become skb->priority (D9)
+ * @sl: service level; the low 3 bits become skb->priority
  * @opcode: the BTH opcode; must be in vroce_opcodes[]
  * @se: BTH solicited event
  * @ackreq: BTH AckReq

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Module lifecycle: load and unload, mutual exclusion with rdma_rxe (both
-# use RDMA_DRIVER_RXE, DESIGN D3) through UDP port 4791 in init_net, and
+# use RDMA_DRIVER_RXE and must never be loaded together) through UDP port
+# 4791 in init_net, and
 # unload with devices and open user contexts present.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * CQs, QPs and SRQs through the stock rdma-core rxe provider: the rings it
- * maps, the QP state machine (SPEC.md section 7), flush semantics, events
+ * maps, the QP state machine (IBTA vol. 1 chapter 10), flush semantics, events
  * and limits. The QPs are connected to a QP number nobody has (their
  * packets are dropped), so WQEs stay outstanding until a flush completes
  * them; the timeout is long enough that no retry runs out meanwhile. Run
@@ -127,7 +127,10 @@ static void fill_attr(FIXTURE_DATA(q) *self, struct ibv_qp_attr *a,
 	a->ah_attr.port_num = 1;
 }
 
-/* The required attributes of the legal transitions (SPEC.md section 7). */
+/*
+ * The required attributes of the legal transitions (ib_core's qp_state_table,
+ * ibv_modify_qp(3)).
+ */
 static int req_mask(enum ibv_qp_type t, enum ibv_qp_state cur,
 		    enum ibv_qp_state next)
 {

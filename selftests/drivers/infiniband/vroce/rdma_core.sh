@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Stock rdma-core sees vroce devices (DESIGN D2): ibv_devices lists them,
+# Stock rdma-core sees vroce devices (rxe user ABI): ibv_devices lists them,
 # ibv_devinfo -v shows an ACTIVE Ethernet port with RoCE v1 and v2 GIDs,
 # and the user-space provider bound is rdma-core's rxe provider.
 

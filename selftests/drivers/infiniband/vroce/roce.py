@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""RoCE frames for the vroce wire tests (wire.sh), written from SPEC.md
-sections 1-3 independently of the driver's C code.
+"""RoCE frames for the vroce wire tests (wire.sh), written from the RoCE
+wire format (IBTA Annex A16/A17) independently of the driver's C code.
 
   roce.py tx ...   send packets with the device's debugfs xmit_test file,
                    capture them on the peer veth, check every field and the
@@ -41,7 +41,8 @@ PACKET_AUXDATA = 8
 TP_STATUS_VLAN_VALID = 1 << 4
 CLONE_NEWNET = 0x40000000
 
-# BTH opcodes (IBTA; SPEC.md 3.2) and the extension header bytes after the BTH.
+# BTH opcodes (IBTA vol. 1 chapter 9) and the extension header bytes after
+# the BTH.
 OPCODES = {
     "RC_SEND_MIDDLE": (0x01, 0),
     "RC_SEND_ONLY": (0x04, 0),
@@ -75,7 +76,7 @@ def expect(cond, msg):
 def icrc(kind, l3):
     """ICRC of a packet from its L3 header up to, not including, the ICRC.
 
-    kind: "v1" (GRH), "v4" (IPv4 + UDP) or "v6" (IPv6 + UDP). SPEC.md 2.
+    kind: "v1" (GRH), "v4" (IPv4 + UDP) or "v6" (IPv6 + UDP).
     """
     b = bytearray(l3)
     if kind == "v4":

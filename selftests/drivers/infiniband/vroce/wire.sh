@@ -5,7 +5,7 @@
 # vroce device on one end. Transmit: packets sent with debugfs xmit_test
 # (RoCEv2 over IPv4 and IPv6, RoCEv1, over a VLAN) are captured on the peer
 # and checked field by field and by ICRC (roce.py, an implementation of
-# SPEC.md independent of the driver) and by tshark's dissector. Receive:
+# the wire format independent of the driver) and by tshark's dissector. Receive:
 # good and bad packets sent from the peer move exactly the expected
 # counter. RC traffic: perftest between nva and a second device on the
 # peer end, each run captured and decoded (tshark, roce.py decode).
@@ -15,8 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # Not on the debug kernel unless WIRE_FULL=1: the frames' format is the
 # same code on every kernel (checked on 6.12 and 6.1), and the wire path
 # runs under KASAN and lockdep there in rc.sh, ud.sh, inject.sh and
-# netem.sh. It took 175 s of the debug kernel's make check lane, the
-# longest (2026-12-02).
+# netem.sh. It would be the longest script of the debug kernel's lane.
 if vroce_debug_kernel && [ -z "${WIRE_FULL:-}" ]; then
 	vroce_skip_all "frame formats are checked on 6.12 and 6.1; WIRE_FULL=1 runs them here"
 fi
@@ -344,8 +343,8 @@ check_rc() {
 # between nva and nvb over the VLAN netdevs va.100 and vb.100, captured on
 # the lower veth vb. rdma_cm's default ToS for both devices is 0x10:
 # rt_tos2priority() gives priority 6, iboe_tos_to_sl() the SL the VLAN's
-# egress-qos-map gives priority 6, and vroce's skb->priority is that SL
-# (D9), which the map turns into the PCP. Both VLANs map 6 and 5 to 5, so
+# egress-qos-map gives priority 6, and vroce's skb->priority is that SL,
+# which the map turns into the PCP. Both VLANs map 6 and 5 to 5, so
 # every RoCE frame either way must carry VID 100, PCP 5 and DSCP 4.
 # (A map where the SL's own entry differs, e.g. 6:5 with 5:0, would give
 # the SL's entry, not the SL as hardware does: see vroce.rst, Priority.)

@@ -3,7 +3,7 @@
  * Self-tests of the DCQCN rate machine, run at module load when the module
  * is built with VROCE_DEBUG (make KVER=debug). They feed CNP, timer and
  * byte events with explicit times and compare the rates and alpha with
- * values worked out by hand from the SPEC.md 5 equations (the numbers in
+ * values worked out by hand from the equations in dcqcn.c (the numbers in
  * the comments), or with a step-by-step evaluation of the same equations
  * where a long sequence is checked. Pure code: tools/testing/dcqcn builds
  * this file in user space too.
@@ -41,7 +41,7 @@ static void st_params(struct vroce_cc_params *p)
 	p->rp_dce_tcp_rtt = 1000000;
 }
 
-/* The SPEC 5.2 "Default (current)" column, written out independently. */
+/* NVIDIA's current DCQCN defaults, written out independently. */
 static bool st_defaults(void)
 {
 	static const struct { enum vroce_cc_knob_id id; u32 def; } want[] = {
