@@ -117,7 +117,7 @@ static uint32_t pick(const uint32_t *v, size_t n)
 }
 
 #define PICK(...) ({ const uint32_t _v[] = { __VA_ARGS__ };		\
-		     pick(_v, sizeof(_v) / sizeof(_v[0])); })
+		     pick(_v, ARRAY_SIZE(_v)); })
 
 static void note(struct verdict *v, const char *fmt, ...)
 {
@@ -138,7 +138,7 @@ static uint8_t guard_byte(uint32_t seed, uint32_t i)
 	return (uint8_t)(i * 7 + (i >> 11) + seed);
 }
 
-/* The opcodes a user QP of @k may post (vroce.rst, "Send queue"). */
+/* The opcodes a user QP of @k may post (qp_post.c, vroce_wr_opcode_ok()). */
 static bool opcode_ok(enum kind k, uint32_t op)
 {
 	switch (op) {
@@ -324,9 +324,15 @@ static void mutate_send(const struct fz *f, enum kind k,
 		i = rnd() % (room < MAX_SGE ? room : MAX_SGE);
 		sge = &w->dma.sge[i];
 		switch (rnd() % 3) {
-		case 0: sge->lkey = any_lkey(f); break;
-		case 1: sge->addr = any_addr(f); break;
-		default: sge->length = any_len(); break;
+		case 0:
+			sge->lkey = any_lkey(f);
+			break;
+		case 1:
+			sge->addr = any_addr(f);
+			break;
+		default:
+			sge->length = any_len();
+			break;
 		}
 		note(v, " sge[%u]={%#llx,%u,%#x}", i,
 		     (unsigned long long)sge->addr, sge->length, sge->lkey);
@@ -640,11 +646,18 @@ static void move_index(struct rxe_queue_buf *q, struct verdict *v)
 	uint32_t to;
 
 	switch (rnd() % 4) {
-	case 0: to = prod - 1; break;
-	case 1: to = prod + 1 + rnd() % (q->index_mask + 3); break;
-	case 2: to = (prod + 1 + rnd() % (q->index_mask + 3)) & q->index_mask;
+	case 0:
+		to = prod - 1;
 		break;
-	default: to = (uint32_t)rnd(); break;
+	case 1:
+		to = prod + 1 + rnd() % (q->index_mask + 3);
+		break;
+	case 2:
+		to = (prod + 1 + rnd() % (q->index_mask + 3)) & q->index_mask;
+		break;
+	default:
+		to = (uint32_t)rnd();
+		break;
 	}
 	__atomic_store_n(&q->producer_index, to, __ATOMIC_RELEASE);
 	v->index_moved = true;
@@ -874,7 +887,7 @@ static bool clean_write(struct fz *f)
 	return !pair_close(&p) && ok;
 }
 
-static void usage(const char *argv0)
+static void print_usage(const char *argv0)
 {
 	fprintf(stderr, "usage: %s [--seed N] [--iterations N] [--only I]\n",
 		argv0);
@@ -898,10 +911,17 @@ int main(int argc, char **argv)
 	f.seed = (uint32_t)(vroce_now_s() * 1e6) ^ (uint32_t)getpid();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': f.seed = strtoul(optarg, NULL, 0); break;
-		case 'n': iters = strtol(optarg, NULL, 0); break;
-		case 'o': only = strtol(optarg, NULL, 0); break;
-		default: usage(argv[0]);
+		case 's':
+			f.seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			iters = strtol(optarg, NULL, 0);
+			break;
+		case 'o':
+			only = strtol(optarg, NULL, 0);
+			break;
+		default:
+			print_usage(argv[0]);
 		}
 	}
 	ksft_print_header();
@@ -924,7 +944,8 @@ int main(int argc, char **argv)
 				printf(" %s %u", s > IBV_WC_GENERAL_ERR ? "other" :
 				       ibv_wc_status_str(s), t[i].status[s]);
 		printf("\n");
-		ksft_test_result(!t[i].bad, "%s send queue: %u of %u cases broke the contract\n",
+		ksft_test_result(!t[i].bad,
+				 "%s send queue: %u of %u cases broke the contract\n",
 				 kind_name[i], t[i].bad, t[i].cases);
 	}
 	ksft_test_result(clean_write(&f),
