@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # vroce: build the module for every supported Debian kernel whose headers are
-# installed, or for one (KVER=<release>, or KVER=debug for the debug kernel).
+# installed, or for one (KVER=<release>, or KVER=debug / KVER=kcsan for the
+# test kernels of tools/testing/vm/debug-kernel.sh).
 #
 #   make                 build build/<release>/vroce.ko for each kernel
 #   make KVER=<release>  build one
 #   make W=1 C=1         extra warnings and sparse (passed to kbuild)
 #   make lint            checkpatch --strict on our sources
-#   make check           every test, in QEMU, on 6.12, 6.1 and the debug kernel
+#   make check           every test, in QEMU, on 6.12, 6.1 and the debug kernel;
+#                        the data-race (kcsan) kernel runs the concurrent ones
 #   make demo            two namespaces, a veth pair and a vroce device each
 #   make bench           perftest on vroce and rdma_rxe side by side, in QEMU
 #   make incast          congestion-control incast benchmark in the VM (not a test)
@@ -32,7 +34,7 @@ all: modules
 
 modules: $(foreach k,$(KVERS),$(BUILD)/$(k)/vroce.ko)
 
-kdir_of = $(if $(filter debug,$(1)),$(shell $(TOP)/tools/testing/vm/debug-kernel.sh dir)/obj,/lib/modules/$(1)/build)
+kdir_of = $(if $(filter debug kcsan,$(1)),$(shell $(TOP)/tools/testing/vm/debug-kernel.sh dir $(1))/obj,/lib/modules/$(1)/build)
 
 # The module is built in a per-kernel mirror of the source tree made of
 # symlinks, so that objects for different kernels never mix.
@@ -44,7 +46,7 @@ $(BUILD)/%/vroce.ko: FORCE
 	mkdir -p "$$out"; \
 	find "$$out" -type l -delete; \
 	cp -as $(TOP)/Kbuild $(TOP)/drivers $(TOP)/include "$$out"/; \
-	$(MAKE) -C "$$kdir" M="$$out" $(KBUILD_ARGS) $(if $(filter debug,$*),VROCE_DEBUG=y) modules && \
+	$(MAKE) -C "$$kdir" M="$$out" $(KBUILD_ARGS) $(if $(filter debug kcsan,$*),VROCE_DEBUG=y) modules && \
 	ln -sf src/$(MODDIR)/vroce.ko $@
 
 lint:

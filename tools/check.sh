@@ -6,8 +6,9 @@
 #   1. tools/deps.sh                  install missing Debian packages
 #   2. make lint                      checkpatch --strict, shellcheck
 #   3. module builds                  W=1 C=2 KCFLAGS=-Werror for the newest
-#                                     installed Debian 6.12 and 6.1 kernels and
-#                                     the debug kernel (built once, cached)
+#                                     installed Debian 6.12 and 6.1 kernels,
+#                                     the debug kernel and the kcsan kernel
+#                                     (each built once, cached)
 #   4. tools/ksft.sh build            the kselftests, built on the host
 #   5. one VM boot per kernel         tools/testing/vm/run.sh runs
 #                                     'tools/ksft.sh run' with VROCE_KO set;
@@ -41,8 +42,11 @@
 # Environment:
 #   KERNELS="6.12.95+deb12-amd64 debug"   kernels to test (default: the
 #                                         newest 6.12 and 6.1 with headers,
-#                                         and debug)
+#                                         debug and kcsan)
 #   TESTS="link.sh"                       only these tests (file names)
+#   KCSAN_TESTS="rc.sh"                   the kcsan kernel's tests, unless
+#                                         TESTS is set (default: those that
+#                                         run traffic from several contexts)
 #   VM_JOBS=1                             one VM at a time (default 2)
 #   VM_TIMEOUT=2400  VM_MEM=...  VM_CPUS=...   passed to run.sh (the
 #                                         debug kernel's default timeout
@@ -98,13 +102,19 @@ timed() {
 	return $rc
 }
 
-# Sets KERNELS (unless given): the Debian kernels, then the debug kernel.
+# The data race detector's kernel runs the tests whose traffic runs in
+# several contexts at once: doorbells, tasks, softirq receive, timers and
+# teardown. KCSAN watches one access in a few thousand, so these are the
+# ones with enough concurrent accesses for it to see a race.
+KCSAN_TESTS=${KCSAN_TESTS:-user_qp.sh ring_fuzz.sh lifecycle.sh inject.sh stall.sh kill.sh rc.sh ud.sh}
+
+# Sets KERNELS (unless given): the Debian kernels, then the debug kernels.
 pick_kernels() {
 	local debian
 
 	[ -n "${KERNELS:-}" ] && return
 	debian=$("$TOP/tools/kernels.sh") || gate_failed kernels "a Debian kernel line is missing"
-	KERNELS="${debian//$'\n'/ } debug"
+	KERNELS="${debian//$'\n'/ } debug kcsan"
 }
 
 do_deps() {
@@ -122,9 +132,10 @@ build_module() {
 	local k=$1 log=$OUT/$1/build.log src=$TOP/build/$1/src/ rc diag
 
 	mkdir -p "$OUT/$k"
-	if [ "$k" = debug ] && ! "$DEBUG_KERNEL" build >"$OUT/$k/debug-kernel.log" 2>&1; then
+	if { [ "$k" = debug ] || [ "$k" = kcsan ]; } &&
+	   ! "$DEBUG_KERNEL" build "$k" >"$OUT/$k/debug-kernel.log" 2>&1; then
 		tail -n 20 "$OUT/$k/debug-kernel.log"
-		gate_failed "build $k" "debug kernel build failed (build/check/$k/debug-kernel.log)"
+		gate_failed "build $k" "$k kernel build failed (build/check/$k/debug-kernel.log)"
 		return 1
 	fi
 	# C=2, not C=1: sparse on every file, also those make finds up to date
@@ -296,20 +307,21 @@ tally() {
 boot_once() {
 	local k=$1 dir=$OUT/$1 start=$SECONDS tmo=${VM_TIMEOUT:-2400}
 	local ko=$TOP/build/$1/vroce.ko
-	local args
+	local args tests=${TESTS:-}
 
 	# A 6.12 VM took up to 1460 s and the debug VM up to 2220 s on a
 	# busy 2-core host; the limits leave room above both.
 	[ "$k" = debug ] && tmo=${VM_TIMEOUT:-3600}
 	args=(-k "$k" -t "$tmo" -o "$dir")
+	[ "$k" = kcsan ] && tests=${TESTS:-$KCSAN_TESTS}
 
 	[ -n "${VM_MEM:-}" ] && args+=(-m "$VM_MEM")
 	[ -n "${VM_CPUS:-}" ] && args+=(-c "$VM_CPUS")
 	rm -f "$dir/ksft.tap" "$dir/run.log" "$dir/.rc"
 	log "$k: booting the VM (timeout $tmo s)"
 	# Each script's result, with the seconds since the boot began.
-	# shellcheck disable=SC2086 # TESTS is a list of names
-	"$RUNNER" "${args[@]}" -- env VROCE_KO="$ko" tools/ksft.sh run ${TESTS:-} 2>&1 |
+	# shellcheck disable=SC2086 # a list of names
+	"$RUNNER" "${args[@]}" -- env VROCE_KO="$ko" tools/ksft.sh run $tests 2>&1 |
 		tee "$dir/run.log" | grep --line-buffered -E '^(not )?ok [0-9]+ selftests: ' |
 		while IFS= read -r line; do
 			echo "  [$k] +$((SECONDS - start)) s $line"
@@ -362,27 +374,34 @@ finish_vm() {
 
 # run_vms KERNEL...: lane (build, boot_vm) for each, then finish_vm for
 # each that was built, in order.
-# With VM_JOBS=2 (the default) two VMs run at once: the debug kernel's (the
-# longest) beside the others, which take turns. The debug guest has one CPU,
-# so its VM leaves most of the second host core to the other lane; on 2
-# cores this is faster than running the VMs one after the other, and
-# building the Debian modules in the second lane is faster than building
-# all three first.
+# With VM_JOBS=2 (the default) two VMs run at once: the debug kernels'
+# lane (debug, the longest, then kcsan) beside the Debian kernels', whose
+# VMs take turns. On 2 cores this is faster than running the VMs one after
+# the other, and building the next module while a VM runs is faster than
+# building them all first.
 run_vms() {
-	local jobs=${VM_JOBS:-2} k pids=() queue=()
+	local jobs=${VM_JOBS:-2} k pids=() first=() rest=()
 
 	[ $# -gt 0 ] || return 0
 	[ "$jobs" = 1 ] || jobs=2
-	# The longest first, so that it overlaps all the others.
 	for k in "$@"; do
-		[ "$k" = debug ] && queue=("$k" "${queue[@]}") || queue+=("$k")
+		case $k in
+		debug) first=("$k" "${first[@]}") ;;
+		kcsan) first+=("$k") ;;
+		*) rest+=("$k") ;;
+		esac
 	done
-	if [ "$jobs" -eq 1 ] || [ ${#queue[@]} -eq 1 ]; then
-		lane "${queue[@]}"
+	# Only debug kernels: one lane each.
+	if [ ${#rest[@]} -eq 0 ] && [ ${#first[@]} -eq 2 ]; then
+		rest=("${first[1]}")
+		first=("${first[0]}")
+	fi
+	if [ "$jobs" -eq 1 ] || [ ${#first[@]} -eq 0 ] || [ ${#rest[@]} -eq 0 ]; then
+		lane "${first[@]}" "${rest[@]}"
 	else
-		lane "${queue[0]}" &
+		lane "${first[@]}" &
 		pids+=($!)
-		lane "${queue[@]:1}" &
+		lane "${rest[@]}" &
 		pids+=($!)
 		wait "${pids[@]}"
 	fi

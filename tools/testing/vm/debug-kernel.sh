@@ -1,17 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build (once) and locate the vroce debug kernel: Debian's linux-source-6.12
-# configured as allnoconfig + debug.config (KASAN, lockdep, kmemleak,
-# DEBUG_OBJECTS, DEBUG_VM, fault injection, LKDTM; virtio and 9p built in;
-# ib_core, rdma_rxe, nvme-rdma as modules).
+# Build (once) and locate the vroce test kernels made from Debian's
+# linux-source-6.12, configured as allnoconfig + a fragment. Two flavours:
+#   debug  debug.config: KASAN, lockdep, kmemleak, DEBUG_OBJECTS, DEBUG_VM,
+#          fault injection, LKDTM; virtio and 9p built in; ib_core,
+#          rdma_rxe, nvme-rdma as modules
+#   kcsan  debug.config up to its debugging section, then kcsan.config:
+#          the data race detector, which cannot be built with KASAN
 #
-#   debug-kernel.sh build    build if needed, print the build dir
-#   debug-kernel.sh dir      print the build dir, exit 1 if not built
-#   debug-kernel.sh release  print the kernel release, exit 1 if not built
+#   debug-kernel.sh build [FLAVOUR]    build if needed, print the build dir
+#   debug-kernel.sh dir [FLAVOUR]      print the build dir, exit 1 if not built
+#   debug-kernel.sh release [FLAVOUR]  print the kernel release, exit 1 if not
+#                                      built
 #
-# The build dir is $VROCE_CACHE/debug-<hash> (default /var/cache/vroce), the
-# hash covering debug.config and the source's kernel version. It holds:
+# FLAVOUR defaults to debug. The build dir is $VROCE_CACHE/FLAVOUR-<hash>
+# (default /var/cache/vroce), the hash covering the fragment and the
+# source's kernel version. It holds:
 #   bzImage                  the kernel
 #   obj/                     the O= object dir (make -C obj M=... works)
 #   mods/lib/modules/<rel>/  the installed modules
@@ -21,7 +26,7 @@ set -euo pipefail
 
 SELF_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly SELF_DIR
-readonly FRAGMENT=$SELF_DIR/debug.config
+readonly DEBUG_CONFIG=$SELF_DIR/debug.config
 readonly CACHE=${VROCE_CACHE:-/var/cache/vroce}
 readonly TARBALL=/usr/src/linux-source-6.12.tar.xz
 readonly SRC=$CACHE/linux-source-6.12
@@ -32,8 +37,21 @@ die() {
 }
 
 usage() {
-	echo "usage: $0 build|dir|release" >&2
+	echo "usage: $0 build|dir|release [debug|kcsan]" >&2
 	exit 2
+}
+
+# The fragment of a flavour, on stdout. kcsan keeps debug.config's system,
+# devices, file systems, networking and RDMA, without its release suffix,
+# and takes its debugging options from kcsan.config.
+fragment() {
+	case $FLAVOUR in
+	debug) cat "$DEBUG_CONFIG" ;;
+	kcsan)
+		sed -e '/^# --- debugging ---$/,$d' -e '/^CONFIG_LOCALVERSION=/d' "$DEBUG_CONFIG"
+		cat "$SELF_DIR/kcsan.config"
+		;;
+	esac
 }
 
 ensure_source() {
@@ -53,14 +71,14 @@ build_dir() {
 	local version hash
 
 	version=$(make -s --no-print-directory -C "$SRC" kernelversion)
-	hash=$({ cat "$FRAGMENT"; echo "$version"; } | sha256sum | cut -c1-16)
-	echo "$CACHE/debug-$hash"
+	hash=$({ fragment; echo "$version"; } | sha256sum | cut -c1-16)
+	echo "$CACHE/$FLAVOUR-$hash"
 }
 
 # Kconfig silently drops options whose dependencies are not met: insist that
 # every line of the fragment made it into the final .config.
 verify_config() {
-	local config=$1 line sym got missing=0
+	local config=$1 fragment=$2 line sym got missing=0
 
 	while IFS= read -r line; do
 		if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)= ]]; then
@@ -74,16 +92,17 @@ verify_config() {
 		got=$(grep -m1 -E "^(# )?${sym}[= ]" "$config" || echo "$sym absent")
 		echo "debug-kernel: wanted '$line', got '$got'" >&2
 		missing=1
-	done <"$FRAGMENT"
+	done <"$fragment"
 	return "$missing"
 }
 
 configure() {
 	local dir=$1
 
-	(cd "$SRC" && scripts/kconfig/merge_config.sh -n -O "$dir/obj" "$FRAGMENT") &&
+	fragment >"$dir/fragment.config" &&
+		(cd "$SRC" && scripts/kconfig/merge_config.sh -n -O "$dir/obj" "$dir/fragment.config") &&
 		make -C "$SRC" O="$dir/obj" olddefconfig &&
-		verify_config "$dir/obj/.config"
+		verify_config "$dir/obj/.config" "$dir/fragment.config"
 }
 
 compile() {
@@ -125,7 +144,7 @@ cmd_dir() {
 
 	[[ -f $SRC/Makefile ]] || die "no source in $SRC; run '$0 build'"
 	dir=$(build_dir)
-	[[ -f $dir/.done ]] || die "debug kernel not built; run '$0 build'"
+	[[ -f $dir/.done ]] || die "$FLAVOUR kernel not built; run '$0 build $FLAVOUR'"
 	echo "$dir"
 }
 
@@ -136,7 +155,13 @@ cmd_release() {
 	cat "$dir/obj/include/config/kernel.release"
 }
 
-[[ $# -eq 1 ]] || usage
+[[ $# -eq 1 || $# -eq 2 ]] || usage
+FLAVOUR=${2:-debug}
+case $FLAVOUR in
+debug | kcsan) ;;
+*) usage ;;
+esac
+readonly FLAVOUR
 case $1 in
 build) cmd_build ;;
 dir) cmd_dir ;;

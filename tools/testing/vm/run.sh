@@ -54,9 +54,10 @@ usage() {
 	cat >&2 <<EOF
 usage: $0 [-k KERNEL] [-t TIMEOUT_S] [-m MEM] [-c CPUS] [-o OUTDIR]
           [-n NETARGS] -- CMD [ARGS...]
-  -k  Debian kernel release in /boot, or "debug" (default: newest 6.12)
+  -k  Debian kernel release in /boot, or "debug" or "kcsan" (the
+      debug-kernel.sh flavours; default: newest 6.12)
   -t  timeout in seconds (default 600)
-  -m  guest RAM (default 1024M, 2048M for debug)
+  -m  guest RAM (default 1024M, 2048M for debug and kcsan)
   -c  vCPUs (default 2)
   -o  output dir, mounted at the same path in the guest (default: mktemp -d)
   -n  extra QEMU networking arguments (default: -nic none)
@@ -101,9 +102,9 @@ parse_args() {
 resolve_kernel() {
 	local dir
 
-	if [[ $KERNEL == debug ]]; then
-		dir=$("$SELF_DIR/debug-kernel.sh" dir) ||
-			die "debug kernel not built; run $SELF_DIR/debug-kernel.sh build"
+	if [[ $KERNEL == debug || $KERNEL == kcsan ]]; then
+		dir=$("$SELF_DIR/debug-kernel.sh" dir "$KERNEL") ||
+			die "$KERNEL kernel not built; run $SELF_DIR/debug-kernel.sh build $KERNEL"
 		KIMAGE=$dir/bzImage
 		RELEASE=$(<"$dir/obj/include/config/kernel.release")
 		MODROOT=$dir/mods
@@ -155,7 +156,8 @@ prepare_outdir() {
 		;;
 	esac
 	rm -f "$OUT/console.log" "$OUT/dmesg.txt" "$OUT/dmesg.live" \
-		"$OUT/kmemleak.txt" "$OUT/.vroce/status"
+		"$OUT/kmemleak.txt" "$OUT/kcsan-other.txt" "$OUT/dmesg.ours.txt" \
+		"$OUT/.vroce/status"
 	echo "$OUT" >"$OUT/.vroce/outdir"
 	{
 		printf 'VROCE_OUT=%q\n' "$OUT"
@@ -193,7 +195,7 @@ kernel_cmdline() {
 	# brings them back.
 	if [[ $KERNEL == debug ]]; then
 		args+=(slub_debug=-)
-	else
+	elif [[ $KERNEL != kcsan ]]; then
 		args+=(mitigations=off)
 	fi
 	# More, for experiments: VROCE_KARGS="slub_debug=- ..." in the env.
@@ -238,6 +240,37 @@ run_qemu() {
 	return "${PIPESTATUS[0]}"
 }
 
+# The kcsan kernel reports every data race it sees, and the core kernel has
+# races of its own (known, mostly benign). A KCSAN report fails the run only
+# if a frame in it is vroce's; the others go to kcsan-other.txt. Reads a
+# dmesg on stdin, prints it without the others.
+kcsan_ours() {
+	awk -v other="$OUT/kcsan-other.txt" '
+	function flush(keep) {
+		if (n == 0)
+			return
+		for (i = 1; i <= n; i++)
+			if (keep)
+				print block[i]
+			else
+				print block[i] > other
+		n = 0
+	}
+	/BUG: KCSAN: / { flush(1); inside = 1; ours = 0 }
+	inside {
+		block[++n] = $0
+		if (/\[vroce\]/)
+			ours = 1
+		if (n > 1 && /=================/) {
+			flush(ours)
+			inside = 0
+		}
+		next
+	}
+	{ print }
+	END { flush(ours) }'
+}
+
 # Print the lines of the given files that show a kernel problem.
 find_splats() {
 	local splat benign
@@ -278,7 +311,12 @@ verdict() {
 		report_files
 		return "$EXIT_HARNESS"
 	fi
-	splats=$(find_splats "$OUT/dmesg.txt" "$OUT/kmemleak.txt")
+	if [[ $KERNEL == kcsan ]]; then
+		kcsan_ours <"$OUT/dmesg.txt" >"$OUT/dmesg.ours.txt"
+		splats=$(find_splats "$OUT/dmesg.ours.txt")
+	else
+		splats=$(find_splats "$OUT/dmesg.txt" "$OUT/kmemleak.txt")
+	fi
 	if [[ -n $splats ]]; then
 		echo "run.sh: kernel problem (command exited $status):" >&2
 		echo "$splats" >&2

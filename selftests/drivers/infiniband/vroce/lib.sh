@@ -33,11 +33,11 @@ vroce_skip_all() {
 }
 
 # The kernels make check runs leaner matrices on (each script's *_FULL=1
-# runs everything): the debug kernel (KASAN, lockdep, kmemleak: several
-# times slower), and 6.1, where only ib_core and the kernel APIs differ
-# from 6.12, whose run is full. Two VMs share make check's two cores.
+# runs everything): the debug kernels (KASAN, lockdep, kmemleak; or KCSAN:
+# several times slower), and 6.1, where only ib_core and the kernel APIs
+# differ from 6.12, whose run is full. Two VMs share make check's two cores.
 vroce_debug_kernel() {
-	[ -e /sys/kernel/debug/kmemleak ]
+	[ -e /sys/kernel/debug/kmemleak ] || [ -e /sys/kernel/debug/kcsan ]
 }
 
 vroce_lean_kernel() {
