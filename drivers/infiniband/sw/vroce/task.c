@@ -491,6 +491,7 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 	if (unlikely(test_bit(0, &qp->cc.timer_fired)))
 		vroce_cc_rp_timer(qp);
 	while (budget--) {
+		vroce_qp_check_cq_lost(qp);
 		if (!vroce_task_active(READ_ONCE(qp->state))) {
 			vroce_rxq_purge(qp);
 			return false;
@@ -541,6 +542,7 @@ static bool vroce_task_run_locked(struct vroce_qp *qp,
 		return false;
 	qp->run = run;
 	more = vroce_task_steps(qp);
+	vroce_qp_check_cq_lost(qp);
 	qp->run = NULL;
 	return more;
 }

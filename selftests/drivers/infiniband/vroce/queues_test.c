@@ -663,6 +663,102 @@ TEST_F(q, cq_overflow_event)
 	EXPECT_EQ(0, ibv_destroy_cq(cq));
 }
 
+/* RC QPs @a and @b of this device, connected to each other, in RTS. */
+static int connect_pair(FIXTURE_DATA(q) *self, struct ibv_qp *a,
+			struct ibv_qp *b)
+{
+	struct vroce_rc_path path = {
+		.dgid = self->gid, .sgid_idx = 0, .mtu = IBV_MTU_1024,
+	};
+
+	if (vroce_rc_init(a) || vroce_rc_init(b))
+		return -1;
+	path.dest_qpn = b->qp_num;
+	if (vroce_rc_rtr(a, &path))
+		return -1;
+	path.dest_qpn = a->qp_num;
+	if (vroce_rc_rtr(b, &path))
+		return -1;
+	return vroce_rc_rts(a) || vroce_rc_rts(b) ? -1 : 0;
+}
+
+/*
+ * IBTA: a CQ overrun by traffic is an affiliated asynchronous error. The
+ * CQ gets IBV_EVENT_CQ_ERR, then the QP whose completion was lost
+ * IBV_EVENT_QP_FATAL, and that QP is in ERR. The completions that fit are
+ * kept; the CQ stays in error (resize fails with EIO); the failed QP
+ * flushes a send posted later, and a receive posted later is accepted.
+ */
+TEST_F(q, cq_overrun_fails_qp)
+{
+	struct ibv_cq *cq = ibv_create_cq(self->ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr init = {
+		.send_cq = self->scq, .recv_cq = self->rcq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int cq_err = 0, qp_fatal = 0, seq = 0, i, n;
+	struct ibv_async_event ev;
+	struct ibv_qp *tx, *rx;
+	struct ibv_wc wc[16];
+
+	ASSERT_NE(NULL, cq);
+	ASSERT_GE(8, cq->cqe);
+	tx = ibv_create_qp(self->pd, &init);
+	ASSERT_NE(NULL, tx);
+	init.send_cq = self->rcq;	/* tx receives nothing */
+	init.recv_cq = cq;
+	rx = ibv_create_qp(self->pd, &init);
+	ASSERT_NE(NULL, rx);
+	ASSERT_EQ(0, connect_pair(self, tx, rx));
+
+	n = cq->cqe + 3;
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, post_recv(rx, i));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, post_send(tx, 100 + i, IBV_WR_SEND));
+
+	while (!(cq_err && qp_fatal) &&
+	       !vroce_wait_async(self->ctx, &ev, 10)) {
+		if (ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq)
+			cq_err = ++seq;
+		else if (ev.event_type == IBV_EVENT_QP_FATAL &&
+			 ev.element.qp == rx)
+			qp_fatal = ++seq;
+		else
+			TH_LOG("other event: %s",
+			       ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	EXPECT_EQ(1, cq_err) TH_LOG("no IBV_EVENT_CQ_ERR first");
+	EXPECT_EQ(2, qp_fatal) TH_LOG("no IBV_EVENT_QP_FATAL after it");
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(rx));
+
+	/* The completions that fit, in order. */
+	ASSERT_EQ(cq->cqe, poll_all(cq, wc, 16));
+	for (i = 0; i < cq->cqe; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(i, wc[i].wr_id);
+		EXPECT_EQ(IBV_WC_RECV, wc[i].opcode);
+		EXPECT_EQ(rx->qp_num, wc[i].qp_num);
+	}
+	EXPECT_EQ(EIO, ibv_resize_cq(cq, 16));
+
+	/* The failed QP: a send flushes, a receive is taken and lost. */
+	ASSERT_EQ(0, post_send(rx, 77, IBV_WR_SEND));
+	ASSERT_EQ(1, vroce_poll_one(self->rcq, wc, 10));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
+	EXPECT_EQ(77, wc[0].wr_id);
+	EXPECT_EQ(rx->qp_num, wc[0].qp_num);
+	EXPECT_EQ(0, post_recv(rx, 78));
+	EXPECT_EQ(0, poll_all(cq, wc, 16));
+
+	EXPECT_EQ(0, ibv_destroy_qp(rx));
+	EXPECT_EQ(0, ibv_destroy_qp(tx));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+}
+
 /* Completion channel events, armed with req_notify, from flushes. */
 TEST_F(q, cq_notify_channel)
 {
