@@ -734,8 +734,10 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->req.timer.function = vroce_task_timer;
 
+	/* As large as the SQ ring: charged with it (queue.c). */
 	qp->req.wqes = kvcalloc(vroce_queue_capacity(&qp->sq.queue) + 1,
-				sizeof(*qp->req.wqes), GFP_KERNEL);
+				sizeof(*qp->req.wqes),
+				qp->is_user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	if (!qp->req.wqes)
 		goto err;
 	qp->resp.rwqe = kzalloc(vroce_recv_wqe_size(rq_sge), GFP_KERNEL);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "../../../kselftest_harness.h"
@@ -757,6 +758,68 @@ TEST_F(q, cq_overrun_fails_qp)
 	EXPECT_EQ(0, ibv_destroy_qp(rx));
 	EXPECT_EQ(0, ibv_destroy_qp(tx));
 	EXPECT_EQ(0, ibv_destroy_cq(cq));
+}
+
+/* Move this process into the cgroup v2 directory @dir: 0 or -1. */
+static int cg_enter(const char *dir)
+{
+	char path[512];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%d\n", getpid()) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/* An RC QP with @wr send and receive WRs of the device's maximum SGEs. */
+static struct ibv_qp *big_qp(FIXTURE_DATA(q) *self, uint32_t wr)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = self->scq, .recv_cq = self->rcq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = wr, .max_recv_wr = wr,
+			 .max_send_sge = self->attr.max_sge,
+			 .max_recv_sge = self->attr.max_sge },
+	};
+
+	return ibv_create_qp(self->pd, &init);
+}
+
+/*
+ * User rings are charged to the creator's memory cgroup: in a cgroup whose
+ * memory.max (set by queues.sh, VROCE_MEMCG) is below a QP of the maximum
+ * size, creating one fails with ENOMEM, a small one still works; back in
+ * the parent cgroup the big one is created.
+ */
+TEST_F(q, rings_charged_to_memcg)
+{
+	const char *cg = getenv("VROCE_MEMCG");
+	struct ibv_qp *qp;
+	char parent[512];
+	int err;
+
+	if (!cg || !*cg)
+		SKIP(return, "no memory cgroup (VROCE_MEMCG)");
+	snprintf(parent, sizeof(parent), "%s/..", cg);
+	ASSERT_EQ(0, cg_enter(cg));
+	qp = big_qp(self, self->attr.max_qp_wr);
+	err = qp ? 0 : errno;
+	if (qp)
+		ibv_destroy_qp(qp);
+	EXPECT_EQ(ENOMEM, err) TH_LOG("a QP bigger than memory.max: %s",
+				      err ? strerror(err) : "created");
+	qp = big_qp(self, 16);
+	EXPECT_NE(NULL, qp) TH_LOG("small QP: %s", strerror(errno));
+	if (qp)
+		EXPECT_EQ(0, ibv_destroy_qp(qp));
+	ASSERT_EQ(0, cg_enter(parent));
+	qp = big_qp(self, self->attr.max_qp_wr);
+	ASSERT_NE(NULL, qp) TH_LOG("outside the cgroup: %s", strerror(errno));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
 
 /* Completion channel events, armed with req_notify, from flushes. */
