@@ -822,6 +822,62 @@ TEST_F(q, rings_charged_to_memcg)
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
 
+/* The verbs return an errno, or -1 and set errno (older providers). */
+static int verr(int rc)
+{
+	return rc < 0 ? errno : rc;
+}
+
+/* The IPv6 multicast group ff0e::db8:<n>. */
+static union ibv_gid *mgid(union ibv_gid *g, int n)
+{
+	memset(g, 0, sizeof(*g));
+	g->raw[0] = 0xff;
+	g->raw[1] = 0x0e;
+	g->raw[12] = 0x0d;
+	g->raw[13] = 0xb8;
+	g->raw[14] = n >> 8;
+	g->raw[15] = n;
+	return g;
+}
+
+/*
+ * A UD QP joins at most as many groups as a socket of its namespace may
+ * (net.ipv4.igmp_max_memberships); ENOMEM beyond, as the other multicast
+ * limits. The limit is per QP, and a detach makes room.
+ */
+TEST_F(q, mcast_groups_per_qp)
+{
+	struct ibv_qp *qp = make_qp(self, IBV_QPT_UD, NULL);
+	struct ibv_qp *other = make_qp(self, IBV_QPT_UD, NULL);
+	FILE *f = fopen("/proc/sys/net/ipv4/igmp_max_memberships", "r");
+	union ibv_gid g;
+	int max = 0, i;
+
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%d", &max));
+	fclose(f);
+	if (max < 1 || max > 1000)
+		SKIP(return, "igmp_max_memberships %d", max);
+	ASSERT_NE(NULL, qp);
+	ASSERT_NE(NULL, other);
+	for (i = 0; i < max; i++)
+		ASSERT_EQ(0, verr(ibv_attach_mcast(qp, mgid(&g, i), 0)))
+			TH_LOG("group %d of %d", i + 1, max);
+	EXPECT_EQ(ENOMEM, verr(ibv_attach_mcast(qp, mgid(&g, max), 0)));
+	EXPECT_EQ(0, verr(ibv_attach_mcast(other, mgid(&g, 0), 0)));
+	EXPECT_EQ(0, verr(ibv_attach_mcast(other, mgid(&g, max), 0)));
+	EXPECT_EQ(0, verr(ibv_detach_mcast(qp, mgid(&g, 0), 0)));
+	EXPECT_EQ(0, verr(ibv_attach_mcast(qp, mgid(&g, max), 0)));
+
+	for (i = 1; i <= max; i++)
+		EXPECT_EQ(0, verr(ibv_detach_mcast(qp, mgid(&g, i), 0)));
+	EXPECT_EQ(0, verr(ibv_detach_mcast(other, mgid(&g, 0), 0)));
+	EXPECT_EQ(0, verr(ibv_detach_mcast(other, mgid(&g, max), 0)));
+	EXPECT_EQ(0, ibv_destroy_qp(other));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
 /* Completion channel events, armed with req_notify, from flushes. */
 TEST_F(q, cq_notify_channel)
 {
