@@ -111,7 +111,6 @@ void vroce_cc_qp_uninit(struct vroce_dev *vdev, struct vroce_qp_cc *qcc);
 
 /* cc_np.c APIs (notification point; context: the QP's task): */
 void vroce_cc_np_rx(struct vroce_qp *qp, struct sk_buff *skb);
-void vroce_cc_np_send(struct vroce_qp *qp, struct vroce_pkt_info *pi);
 
 /* cc_rp.c APIs (reaction point and pacer; context: the QP's task): */
 void vroce_cc_rp_setup(struct vroce_qp *qp);

@@ -11,10 +11,11 @@
  * the QP's task calls vroce_cc_np_rx() before handling the packet, so the
  * NP state needs no lock and the CNP is sent from process context.
  *
- * Where the CNP goes: for RC and UC, the QP's destination (its address
- * vector and dest_qp_num). A UD QP's sender is in the packet (DETH SrcQP
- * and the IP/Ethernet source): the UD receive path builds that address and
- * calls vroce_cc_np_send() itself.
+ * Where the CNP goes: the QP's destination (its address vector and
+ * dest_qp_num), so RC and UC QPs send CNPs. A UD QP counts its CE packets
+ * and sends none: vroce's congestion control is per connected QP. Its UD
+ * sender adds no ECN bits (the AH's traffic class goes out as given) and
+ * is not paced, so a CNP would throttle nothing of vroce's.
  *
  * Counters: np_ecn_marked_roce_packets (CE packets on a priority whose NP
  * is enabled), np_cnp_sent.
@@ -40,37 +41,14 @@ static u8 vroce_cc_np_prio(struct vroce_qp *qp, struct sk_buff *skb)
 }
 
 /**
- * vroce_cc_np_rx - a packet with CE arrived for @qp
- * @qp: the QP it is addressed to
- * @skb: the packet (vroce_rx_cb(skb)->ce set); not consumed
- *
- * Context: the QP's task.
- */
-void vroce_cc_np_rx(struct vroce_qp *qp, struct sk_buff *skb)
-{
-	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
-	struct vroce_pkt_info pi;
-
-	if (!vroce_cc_np_enabled(vdev, vroce_cc_np_prio(qp, skb)))
-		return;
-	vroce_counter_inc(&vdev->counters, VROCE_CNT_NP_ECN_MARKED);
-	if ((qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC) ||
-	    !qp->av.sgid_attr)
-		return;
-	vroce_xport_pkt_init(qp, &pi, VROCE_OPCODE_CNP, 0);
-	vroce_cc_np_send(qp, &pi);
-}
-
-/**
  * vroce_cc_np_send - send a CNP for @qp unless one went out too recently
  * @qp: the QP that received the CE-marked packet
- * @pi: the CNP's addressing, filled in by the caller: sgid_attr, dgid,
- *	dmac, hop_limit, flow_label, sqpn (UDP source port) and dqpn, the
- *	QP to throttle; the rest is set here
+ * @pi: the CNP's addressing, as vroce_xport_pkt_init() fills it in for the
+ *	QP's peer; the rest is set here
  *
  * Context: the QP's task (process context).
  */
-void vroce_cc_np_send(struct vroce_qp *qp, struct vroce_pkt_info *pi)
+static void vroce_cc_np_send(struct vroce_qp *qp, struct vroce_pkt_info *pi)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
 	const struct vroce_cc_params *p = &vdev->cc.params;
@@ -94,4 +72,26 @@ void vroce_cc_np_send(struct vroce_qp *qp, struct vroce_pkt_info *pi)
 	vroce_counter_inc(&vdev->counters, VROCE_CNT_NP_CNP_SENT);
 	trace_vroce_cnp_sent(&vdev->ibdev, qp->ibqp.qp_num, pi->dqpn, prio,
 			     dscp);
+}
+
+/**
+ * vroce_cc_np_rx - a packet with CE arrived for @qp
+ * @qp: the QP it is addressed to
+ * @skb: the packet (vroce_rx_cb(skb)->ce set); not consumed
+ *
+ * Context: the QP's task.
+ */
+void vroce_cc_np_rx(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vroce_pkt_info pi;
+
+	if (!vroce_cc_np_enabled(vdev, vroce_cc_np_prio(qp, skb)))
+		return;
+	vroce_counter_inc(&vdev->counters, VROCE_CNT_NP_ECN_MARKED);
+	if ((qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC) ||
+	    !qp->av.sgid_attr)
+		return;
+	vroce_xport_pkt_init(qp, &pi, VROCE_OPCODE_CNP, 0);
+	vroce_cc_np_send(qp, &pi);
 }

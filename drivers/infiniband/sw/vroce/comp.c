@@ -79,7 +79,7 @@ static void vroce_comp_post(struct vroce_qp *qp, const struct vroce_swqe *sw)
 		.port_num = 1,
 	};
 
-	vroce_cq_post(qp->scq, &wc, false);
+	vroce_qp_complete(qp, qp->scq, &wc, false);
 }
 
 /**

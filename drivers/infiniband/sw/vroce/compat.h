@@ -17,6 +17,7 @@
 #ifndef _VROCE_COMPAT_H
 #define _VROCE_COMPAT_H
 
+#include <linux/mm.h>
 #include <linux/version.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -71,6 +72,20 @@ static_assert(IB_WC_ATOMIC_WRITE == VROCE_WC_ATOMIC_WRITE);
 #else
 #define VROCE_COMPAT_DEVICE_ATOMIC_WRITE 0
 #endif
+
+/*
+ * Set VMA flags: vm_flags_set() from 6.3 on (vm_flags is read-only there),
+ * a plain store before.
+ */
+static inline void vroce_compat_vm_flags_set(struct vm_area_struct *vma,
+					     vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
 
 /*
  * May the calling task give a user QP a controlled Q_Key (high bit set)?

@@ -110,9 +110,13 @@ int vroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * @udata: the user's udata (the provider holds its CQ lock across the call
  *	and maps the new ring from rxe_resize_cq_resp), or NULL
  *
+ * A CQ in error (vroce_cq_post()) stays in error until it is destroyed, as
+ * IBTA's CQ error: the completions it lost are gone, and so would be the
+ * consumer's only sign that the QPs it failed were failed for that.
+ *
  * Context: process context.
- * Return: 0, or -EINVAL if @cqe is out of range or below the completions
- * present; the CQ is unchanged on failure.
+ * Return: 0, -EINVAL if @cqe is out of range or below the completions
+ * present, or -EIO if the CQ is in error; the CQ is unchanged on failure.
  */
 int vroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
@@ -132,7 +136,10 @@ int vroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		return err;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	err = vroce_queue_resize(&cq->queue, &newq, cqe);
+	if (cq->overflowed)
+		err = -EIO;
+	else
+		err = vroce_queue_resize(&cq->queue, &newq, cqe);
 	if (!err)
 		ibcq->cqe = vroce_queue_capacity(&cq->queue);
 	spin_unlock_irqrestore(&cq->lock, flags);
@@ -239,9 +246,11 @@ static void vroce_cq_fill(struct vroce_cq *cq, union vroce_cqe *cqe,
  * @solicited: the completion is solicited (IB_CQ_SOLICITED notification)
  *
  * A completion that does not fit overflows the CQ: the consumer gets
- * IB_EVENT_CQ_ERR once and every later completion is dropped. So does a
- * user CQ whose consumer index user space moved past the producer index
- * (vroce_queue_sync()): the kernel cannot tell which entries are free.
+ * IB_EVENT_CQ_ERR once, the CQ is in error until destroyed, and every later
+ * completion is dropped. So does a user CQ whose consumer index user space
+ * moved past the producer index (vroce_queue_sync()): the kernel cannot
+ * tell which entries are free. The completions already in the CQ can still
+ * be polled. A QP whose completion is dropped fails (vroce_qp_complete()).
  *
  * Context: any; the caller may hold its QP queue locks, not this CQ's lock.
  * Return: 0, or -EOVERFLOW if the completion was dropped.

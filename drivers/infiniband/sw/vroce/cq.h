@@ -15,8 +15,9 @@
  * @queue: the ring of completions (struct ib_uverbs_wc for user CQs, the
  *	layout the rxe provider reads; struct ib_wc for kernel CQs)
  * @notify: armed notification, 0 or IB_CQ_SOLICITED or IB_CQ_NEXT_COMP
- * @overflowed: a completion did not fit; IB_EVENT_CQ_ERR was raised and
- *	every later completion is dropped
+ * @overflowed: the CQ is in error until destroyed: a completion did not
+ *	fit, IB_EVENT_CQ_ERR was raised, every later completion is dropped and
+ *	resize fails
  * @is_user: the CQ belongs to a user context
  */
 struct vroce_cq {

@@ -12,8 +12,13 @@
  * EINVAL before calling the driver. Errors: EINVAL for a QP that is not UD
  * or an MGID that is not multicast (ib_core checks both first) and for a
  * detach of a QP not attached; ENOMEM beyond max_mcast_grp groups,
- * max_mcast_qp_attach QPs in a group or max_total_mcast_qp_attach
- * attachments.
+ * max_mcast_qp_attach QPs in a group, max_total_mcast_qp_attach
+ * attachments, or igmp_max_memberships groups of one QP.
+ *
+ * A UD QP is to its groups what a UDP socket is to its memberships, so one
+ * QP may be in at most as many groups as one socket of the netdev's
+ * namespace may join (the sysctl net.ipv4.igmp_max_memberships, 20 by
+ * default), IPv4 or IPv6 groups alike (IPv6 has no count of its own).
  *
  * When a group gets its first QP, the netdev learns the group's MAC
  * (dev_mc_add(): IPv4-mapped MGIDs map to 01:00:5e and the low 23 bits,
@@ -241,6 +246,20 @@ static struct vroce_mca *vroce_mca_find(struct vroce_qp *qp,
 	return NULL;
 }
 
+/* May @qp join one group more? As many as a socket of the namespace. */
+static bool vroce_mca_qp_room(struct vroce_dev *vdev, struct vroce_qp *qp)
+{
+	struct net *net = dev_net(vdev->ndev);
+	struct vroce_mca *mca;
+	int n = 0;
+
+	lockdep_assert_held(&vdev->mcast.lock);
+
+	list_for_each_entry(mca, &qp->mcast, qp_node)
+		n++;
+	return n < READ_ONCE(net->ipv4.sysctl_igmp_max_memberships);
+}
+
 static int vroce_mca_add(struct vroce_dev *vdev, struct vroce_qp *qp,
 			 const union ib_gid *mgid)
 {
@@ -250,7 +269,8 @@ static int vroce_mca_add(struct vroce_dev *vdev, struct vroce_qp *qp,
 
 	lockdep_assert_held(&mc->lock);
 
-	if (mc->num_attach >= vdev->attr.max_total_mcast_qp_attach)
+	if (mc->num_attach >= vdev->attr.max_total_mcast_qp_attach ||
+	    !vroce_mca_qp_room(vdev, qp))
 		return -ENOMEM;
 	mcg = vroce_mcg_find(vdev, mgid);
 	if (mcg && mcg->num_qps >= vdev->attr.max_mcast_qp_attach)

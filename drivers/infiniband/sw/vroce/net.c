@@ -33,6 +33,7 @@
 #include <linux/wait.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
+#include <net/udp.h>
 #include <net/udp_tunnel.h>
 
 #include "net.h"
@@ -103,6 +104,50 @@ static void vroce_net_close(struct vroce_net *vn)
 	vroce_udp_close(&vn->sock4);
 }
 
+/*
+ * The inode of the IPv4 socket bound to port 4791 on any address in @net,
+ * for the message below (ss -e shows it as ino:, ss -p its process), or 0
+ * if there is none or this kernel cannot look it up.
+ */
+static unsigned long vroce_net_port_holder(struct net *net, kuid_t *uid)
+{
+	unsigned long ino = 0;
+#if IS_ENABLED(CONFIG_NF_TPROXY_IPV4) || IS_ENABLED(CONFIG_NF_SOCKET_IPV4)
+	struct sock *sk;
+
+	rcu_read_lock();
+	sk = udp4_lib_lookup(net, 0, 0, 0, htons(VROCE_ROCE_V2_UDP_PORT), 0);
+	rcu_read_unlock();
+	if (sk) {
+		ino = sock_i_ino(sk);
+		*uid = sock_i_uid(sk);
+		sock_put(sk);
+	}
+#endif
+	return ino;
+}
+
+/*
+ * rdma link add has no extended ack: the reason goes to the kernel log,
+ * with the namespace (as readlink /proc/PID/ns/net shows it) and, if found,
+ * the socket that holds the port.
+ */
+static void vroce_net_port_taken(struct net *net)
+{
+	kuid_t uid = GLOBAL_ROOT_UID;
+	unsigned long ino = vroce_net_port_holder(net, &uid);
+
+	if (ino)
+		pr_err_ratelimited("UDP port %u is already in use in network namespace net:[%u], by socket inode %lu of uid %u (ss -uanep 'sport = :%u' shows its process); is rdma_rxe loaded or another RoCE stack running?\n",
+				   VROCE_ROCE_V2_UDP_PORT, net->ns.inum, ino,
+				   from_kuid_munged(current_user_ns(), uid),
+				   VROCE_ROCE_V2_UDP_PORT);
+	else
+		pr_err_ratelimited("UDP port %u is already in use in network namespace net:[%u] (ss -uanep 'sport = :%u' shows by whom); is rdma_rxe loaded or another RoCE stack running?\n",
+				   VROCE_ROCE_V2_UDP_PORT, net->ns.inum,
+				   VROCE_ROCE_V2_UDP_PORT);
+}
+
 static int vroce_net_open(struct net *net, struct vroce_net *vn)
 {
 	struct socket *sock;
@@ -127,8 +172,7 @@ static int vroce_net_open(struct net *net, struct vroce_net *vn)
 
 err:
 	if (PTR_ERR(sock) == -EADDRINUSE)
-		pr_err("UDP port %u is already in use in this network namespace; is rdma_rxe loaded or another RoCE stack running?\n",
-		       VROCE_ROCE_V2_UDP_PORT);
+		vroce_net_port_taken(net);
 	else
 		pr_err("cannot open the RoCEv2 UDP socket on port %u: %pe\n",
 		       VROCE_ROCE_V2_UDP_PORT, sock);

@@ -55,6 +55,9 @@ struct vroce_av {
  * @sig_all: every send WQE completes (IB_SIGNAL_ALL_WR)
  * @is_user: the QP belongs to a user context (rings shared with it)
  * @dying: destroy_qp started; the task does nothing more (READ_ONCE)
+ * @cq_lost: a completion of the transport did not fit its CQ; set and
+ *	cleared under @task_mutex, and false whenever it is released
+ *	(vroce_qp_complete(), qp_state.c)
  * @task: runs the transport (task.c); owns a reference while queued
  * @task_mutex: held by the task while it runs and by modify_qp
  * @req_mutex: guards req.lent, and a doorbell's solo run of the requester
@@ -91,6 +94,7 @@ struct vroce_qp {
 	bool sig_all;
 	bool is_user;
 	bool dying;
+	bool cq_lost;
 	struct work_struct task;
 	struct mutex task_mutex; /* see task.c */
 	struct mutex req_mutex; /* see task.c */
@@ -134,6 +138,9 @@ void vroce_qp_event(struct vroce_qp *qp, enum ib_event_type type);
 int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
 void vroce_qp_error(struct vroce_qp *qp);
+void vroce_qp_complete(struct vroce_qp *qp, struct vroce_cq *cq,
+		       const struct ib_wc *wc, bool solicited);
+void vroce_qp_check_cq_lost(struct vroce_qp *qp);
 void vroce_qp_flush_sq(struct vroce_qp *qp);
 void vroce_qp_flush_rq(struct vroce_qp *qp, bool start);
 void vroce_qp_release_av(struct vroce_qp *qp);

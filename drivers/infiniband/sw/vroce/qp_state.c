@@ -22,6 +22,10 @@
  *   IB_EVENT_SQ_DRAINED raised if en_sqd_async_notify asked for it;
  * - entering RTS (again) kicks the task for the WQEs posted meanwhile.
  *
+ * A completion of the transport that its CQ cannot take fails the QP as an
+ * affiliated asynchronous error: ERR, flushes, IB_EVENT_QP_FATAL
+ * (vroce_qp_complete()).
+ *
  * Locking: see qp.c. modify_qp also holds vroce_qp.task_mutex, so the
  * transport (task.c) sees a transition whole, between two of its runs;
  * vroce_qp_error() is called with it held too (by the task itself).
@@ -340,6 +344,8 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (!err) {
 		vroce_xport_modify(qp, attr, mask);
 		vroce_qp_after_transition(qp, cur, next);
+		/* Entering ERR retires the WQEs done meanwhile. */
+		vroce_qp_check_cq_lost(qp);
 	}
 	vroce_task_unlock(qp);
 
@@ -368,6 +374,50 @@ void vroce_qp_error(struct vroce_qp *qp)
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	if (changed)
 		vroce_qp_entered_error(qp);
+}
+
+/**
+ * vroce_qp_complete - post a completion of the transport
+ * @qp: the QP; task_mutex held, a queue lock of @qp may be held
+ * @cq: @qp's send or receive CQ
+ * @wc: the completion
+ * @solicited: the completion is solicited
+ *
+ * IBTA: a completion the CQ cannot take (an overrun, or a CQ already in
+ * error: cq.c) is lost, and that is fatal to its QP. The caller may hold a
+ * queue lock here, so @qp only notes it (cq_lost); vroce_qp_check_cq_lost(),
+ * before task_mutex is released, moves it to ERR. A lost flush completion
+ * changes nothing: its QP is in ERR already.
+ */
+void vroce_qp_complete(struct vroce_qp *qp, struct vroce_cq *cq,
+		       const struct ib_wc *wc, bool solicited)
+{
+	lockdep_assert_held(&qp->task_mutex);
+
+	if (vroce_cq_post(cq, wc, solicited) &&
+	    wc->status != IB_WC_WR_FLUSH_ERR)
+		qp->cq_lost = true;
+}
+
+/**
+ * vroce_qp_check_cq_lost - fail a QP that lost a completion
+ * @qp: the QP; task_mutex held, no QP spinlock held
+ *
+ * Moves @qp to ERR (flushing what is left, as modify_qp(ERR)) and raises
+ * IB_EVENT_QP_FATAL, after the CQ's IB_EVENT_CQ_ERR.
+ */
+void vroce_qp_check_cq_lost(struct vroce_qp *qp)
+{
+	lockdep_assert_held(&qp->task_mutex);
+
+	if (likely(!qp->cq_lost))
+		return;
+	vroce_qp_error(qp);
+	/* The flushes may lose completions too: one event for all. */
+	qp->cq_lost = false;
+	ibdev_dbg(qp->ibqp.device, "QP %u lost a completion: CQ in error\n",
+		  qp->ibqp.qp_num);
+	vroce_qp_event(qp, IB_EVENT_QP_FATAL);
 }
 
 void vroce_qp_release_av(struct vroce_qp *qp)

@@ -32,12 +32,17 @@
  * receive WQEs by vroce_resp_get_rwqe() (resp.c: num_sge clamped to
  * max_sge; dma.length is not used, the SGEs' lengths are).
  *
- * Lifetime of a user ring: the vmalloc_user() buffer belongs to its
+ * Memory: a user ring is charged to the creating task's memory cgroup
+ * (__GFP_ACCOUNT): any uverbs user can ask for rings of tens of MiB, and
+ * the device limits are not per user. The pages are zeroed, so the tail
+ * of the last page that user space maps holds nothing of the kernel's.
+ *
+ * Lifetime of a user ring: the vmalloc buffer belongs to its
  * rdma_user_mmap_entry. Destroying the object removes the entry; ib_core
  * calls vroce_mmap_free() once no mmap() call holds the entry any more, and
  * that frees the buffer. Pages already mapped into a process hold their own
- * page references (remap_vmalloc_range() inserts them with vm_insert_page),
- * so a process that keeps a stale mapping only keeps memory the kernel no
+ * page references (vroce_mmap() inserts them with vm_insert_page()), so a
+ * process that keeps a stale mapping only keeps memory the kernel no
  * longer looks at. ib_core cannot zap such mappings on disassociation
  * (zap_vma_ptes() only handles PFN maps); that is harmless for the same
  * reason.
@@ -53,13 +58,14 @@
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "compat.h"
 #include "queue.h"
 #include "ucontext.h"
 
 /**
  * struct vroce_mmap_entry - an mmap()able user ring
  * @rentry: ib_core's entry; its last reference frees the ring
- * @buf: the vmalloc_user() buffer
+ * @buf: the buffer, from vroce_queue_alloc_user()
  */
 struct vroce_mmap_entry {
 	struct rdma_user_mmap_entry rentry;
@@ -69,6 +75,19 @@ struct vroce_mmap_entry {
 static struct vroce_mmap_entry *to_mentry(struct rdma_user_mmap_entry *e)
 {
 	return container_of(e, struct vroce_mmap_entry, rentry);
+}
+
+/*
+ * vmalloc_user() cannot charge a memory cgroup and the variant that takes
+ * both VM_USERMAP and gfp flags is not exported: the buffer comes from
+ * __vmalloc() (whole pages, zeroed) and vroce_mmap() maps its pages one by
+ * one instead of remap_vmalloc_range(). A ring over the cgroup's limit
+ * fails with ENOMEM instead of invoking the OOM killer (__GFP_RETRY_MAYFAIL).
+ */
+static void *vroce_queue_alloc_user(size_t size)
+{
+	return __vmalloc(PAGE_ALIGN(size), GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+			 __GFP_RETRY_MAYFAIL);
 }
 
 static int vroce_queue_publish(struct vroce_queue *q, struct ib_udata *udata,
@@ -123,7 +142,8 @@ int vroce_queue_init(struct vroce_queue *q, struct ib_udata *udata,
 	if (q->buf_size == SIZE_MAX)
 		return -EINVAL;
 
-	q->buf = udata ? vmalloc_user(q->buf_size) : vzalloc(q->buf_size);
+	q->buf = udata ? vroce_queue_alloc_user(q->buf_size) :
+			 vzalloc(q->buf_size);
 	if (!q->buf)
 		return -ENOMEM;
 	q->buf->log2_elem_size = q->log2_elem_size;
@@ -240,6 +260,25 @@ int vroce_queue_resize(struct vroce_queue *q, struct vroce_queue *newq,
 	return 0;
 }
 
+/*
+ * Map the ring's pages; ib_core checked that the VMA is shared and exactly
+ * as long as the ring, rounded up to whole pages.
+ */
+static int vroce_mmap_ring(struct vm_area_struct *vma, void *buf)
+{
+	unsigned long off, len = vma->vm_end - vma->vm_start;
+	int err;
+
+	vroce_compat_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0; off < len; off += PAGE_SIZE) {
+		err = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(buf + off));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int vroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rentry;
@@ -248,7 +287,7 @@ int vroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	rentry = rdma_user_mmap_entry_get(ibuc, vma);
 	if (!rentry)
 		return -EINVAL;
-	err = remap_vmalloc_range(vma, to_mentry(rentry)->buf, 0);
+	err = vroce_mmap_ring(vma, to_mentry(rentry)->buf);
 	rdma_user_mmap_entry_put(rentry);
 	return err;
 }

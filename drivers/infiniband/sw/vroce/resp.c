@@ -135,7 +135,7 @@ static void vroce_resp_complete(struct vroce_qp *qp, enum ib_wc_status status,
 	}
 	vroce_sge_cursor_done(&qp->resp.cur);
 	qp->resp.have_rwqe = false;
-	vroce_cq_post(qp->rcq, &wc, solicited);
+	vroce_qp_complete(qp, qp->rcq, &wc, solicited);
 }
 
 static void vroce_resp_put_wmr(struct vroce_qp *qp)

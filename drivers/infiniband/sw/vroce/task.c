@@ -491,6 +491,7 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 	if (unlikely(test_bit(0, &qp->cc.timer_fired)))
 		vroce_cc_rp_timer(qp);
 	while (budget--) {
+		vroce_qp_check_cq_lost(qp);
 		if (!vroce_task_active(READ_ONCE(qp->state))) {
 			vroce_rxq_purge(qp);
 			return false;
@@ -541,6 +542,7 @@ static bool vroce_task_run_locked(struct vroce_qp *qp,
 		return false;
 	qp->run = run;
 	more = vroce_task_steps(qp);
+	vroce_qp_check_cq_lost(qp);
 	qp->run = NULL;
 	return more;
 }
@@ -732,8 +734,10 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->req.timer.function = vroce_task_timer;
 
+	/* As large as the SQ ring: charged with it (queue.c). */
 	qp->req.wqes = kvcalloc(vroce_queue_capacity(&qp->sq.queue) + 1,
-				sizeof(*qp->req.wqes), GFP_KERNEL);
+				sizeof(*qp->req.wqes),
+				qp->is_user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	if (!qp->req.wqes)
 		goto err;
 	qp->resp.rwqe = kzalloc(vroce_recv_wqe_size(rq_sge), GFP_KERNEL);

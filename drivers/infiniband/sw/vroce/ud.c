@@ -266,7 +266,7 @@ static void vroce_ud_complete(struct vroce_qp *qp, struct sk_buff *skb,
 	}
 	vroce_sge_cursor_done(&qp->resp.cur);
 	qp->resp.have_rwqe = false;
-	vroce_cq_post(qp->rcq, &wc, bth->flags & VROCE_BTH_SE);
+	vroce_qp_complete(qp, qp->rcq, &wc, bth->flags & VROCE_BTH_SE);
 }
 
 /* Place a datagram that passed the checks into a receive WQE. */

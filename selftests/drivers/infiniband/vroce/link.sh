@@ -98,18 +98,44 @@ same_name_twice() {
 		rdma link delete lv1 && rdma_dev_gone lv1
 }
 
+# The message names the namespace (as /proc/PID/ns/net does) and the
+# inode of the socket holding the port (as /proc/net/udp does).
 port_taken_in_netns() {
-	local ns
+	local ns nsid ino want
 
 	ns=$(ns_add link) || return 1
 	ip -n "$ns" link add pva type veth peer name pvb || return 1
-	udp_port_hold "$ns" || return 1
+	if ! udp_port_hold "$ns"; then
+		echo "cannot bind UDP 4791 in $ns:"
+		cat "$VROCE_LOG.port"
+		return 1
+	fi
+	nsid=$(ip netns exec "$ns" readlink /proc/self/ns/net) || return 1
+	# The inode column of /proc/net/udp (port 4791 is 12B7).
+	ino=$(ip netns exec "$ns" awk '$2 ~ /:12B7$/ { print $10; exit }' \
+	      /proc/net/udp)
+	if [ -z "$ino" ]; then
+		echo "no socket inode for UDP 4791 in /proc/net/udp:"
+		ip netns exec "$ns" cat /proc/net/udp
+		return 1
+	fi
+	echo "holder: $nsid, socket inode $ino"
+	want="vroce: UDP port 4791 is already in use in network namespace $nsid"
+	# Without udp4_lib_lookup() (no NF_SOCKET/NF_TPROXY) no inode.
+	if grep -qw udp4_lib_lookup /proc/kallsyms; then
+		want+=", by socket inode $ino "
+	else
+		want+=" ("
+	fi
 	dmesg_mark port-in-ns
 	fails_with "Address already in use" \
 		ip netns exec "$ns" rdma link add lbad type vroce netdev pva &&
 		nothing_left lbad &&
-		dmesg_since port-in-ns | grep -q "vroce: UDP port 4791 is already in use"
+		dmesg_since port-in-ns |
+		grep -F "$want"
 	local rc=$?
+
+	[ "$rc" = 0 ] || dmesg_since port-in-ns | grep vroce
 
 	udp_port_release
 	[ "$rc" = 0 ] || return 1

@@ -10,11 +10,28 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 vroce_require ip rdma
 
 cleanup() {
+	[ -z "$MEMCG" ] || rmdir "$MEMCG"
 	ip link del qa 2>/dev/null
 	vroce_unload
 	vroce_cleanup
 }
 trap cleanup EXIT
+
+# A memory cgroup that holds less than the biggest QP's rings, for
+# queues_test's rings_charged_to_memcg (cgroup2 is mounted if it is not).
+MEMCG=
+memcg_setup() {
+	local root=/sys/fs/cgroup
+
+	[ -e "$root/cgroup.controllers" ] ||
+		mount -t cgroup2 none "$root" || return 1
+	grep -qw memory "$root/cgroup.controllers" || return 1
+	grep -qw memory "$root/cgroup.subtree_control" ||
+		echo +memory >"$root/cgroup.subtree_control" || return 1
+	mkdir -p "$root/vroce-queues" &&
+		echo 16M >"$root/vroce-queues/memory.max" &&
+		MEMCG=$root/vroce-queues
+}
 
 setup() {
 	vroce_veth_dev qv0 qa qb
@@ -25,4 +42,5 @@ if ! setup >"$VROCE_LOG" 2>&1; then
 	sed 's/^/# /' "$VROCE_LOG"
 	ktap_exit_fail_msg "cannot set up a vroce device"
 fi
-VROCE_DEV=qv0 "$VROCE_BIN/queues_test"
+memcg_setup >>"$VROCE_LOG" 2>&1 || MEMCG=
+VROCE_DEV=qv0 VROCE_MEMCG=$MEMCG "$VROCE_BIN/queues_test"

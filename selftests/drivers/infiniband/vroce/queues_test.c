@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "../../../kselftest_harness.h"
@@ -664,6 +665,220 @@ TEST_F(q, cq_overflow_event)
 	expect_flushed(_metadata, wc, cq->cqe, qp, 0, IBV_WC_RECV);
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 	EXPECT_EQ(0, ibv_destroy_cq(cq));
+}
+
+/* RC QPs @a and @b of this device, connected to each other, in RTS. */
+static int connect_pair(FIXTURE_DATA(q) *self, struct ibv_qp *a,
+			struct ibv_qp *b)
+{
+	struct vroce_rc_path path = {
+		.dgid = self->gid, .sgid_idx = 0, .mtu = IBV_MTU_1024,
+	};
+
+	if (vroce_rc_init(a) || vroce_rc_init(b))
+		return -1;
+	path.dest_qpn = b->qp_num;
+	if (vroce_rc_rtr(a, &path))
+		return -1;
+	path.dest_qpn = a->qp_num;
+	if (vroce_rc_rtr(b, &path))
+		return -1;
+	return vroce_rc_rts(a) || vroce_rc_rts(b) ? -1 : 0;
+}
+
+/*
+ * IBTA: a CQ overrun by traffic is an affiliated asynchronous error. The
+ * CQ gets IBV_EVENT_CQ_ERR, then the QP whose completion was lost
+ * IBV_EVENT_QP_FATAL, and that QP is in ERR. The completions that fit are
+ * kept; the CQ stays in error (resize fails with EIO); the failed QP
+ * flushes a send posted later, and a receive posted later is accepted.
+ */
+TEST_F(q, cq_overrun_fails_qp)
+{
+	struct ibv_cq *cq = ibv_create_cq(self->ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr init = {
+		.send_cq = self->scq, .recv_cq = self->rcq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int cq_err = 0, qp_fatal = 0, seq = 0, i, n;
+	struct ibv_async_event ev;
+	struct ibv_qp *tx, *rx;
+	struct ibv_wc wc[16];
+
+	ASSERT_NE(NULL, cq);
+	ASSERT_GE(8, cq->cqe);
+	tx = ibv_create_qp(self->pd, &init);
+	ASSERT_NE(NULL, tx);
+	init.send_cq = self->rcq;	/* tx receives nothing */
+	init.recv_cq = cq;
+	rx = ibv_create_qp(self->pd, &init);
+	ASSERT_NE(NULL, rx);
+	ASSERT_EQ(0, connect_pair(self, tx, rx));
+
+	n = cq->cqe + 3;
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, post_recv(rx, i));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, post_send(tx, 100 + i, IBV_WR_SEND));
+
+	while (!(cq_err && qp_fatal) &&
+	       !vroce_wait_async(self->ctx, &ev, 10)) {
+		if (ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq)
+			cq_err = ++seq;
+		else if (ev.event_type == IBV_EVENT_QP_FATAL &&
+			 ev.element.qp == rx)
+			qp_fatal = ++seq;
+		else
+			TH_LOG("other event: %s",
+			       ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	EXPECT_EQ(1, cq_err) TH_LOG("no IBV_EVENT_CQ_ERR first");
+	EXPECT_EQ(2, qp_fatal) TH_LOG("no IBV_EVENT_QP_FATAL after it");
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(rx));
+
+	/* The completions that fit, in order. */
+	ASSERT_EQ(cq->cqe, poll_all(cq, wc, 16));
+	for (i = 0; i < cq->cqe; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(i, wc[i].wr_id);
+		EXPECT_EQ(IBV_WC_RECV, wc[i].opcode);
+		EXPECT_EQ(rx->qp_num, wc[i].qp_num);
+	}
+	EXPECT_EQ(EIO, ibv_resize_cq(cq, 16));
+
+	/* The failed QP: a send flushes, a receive is taken and lost. */
+	ASSERT_EQ(0, post_send(rx, 77, IBV_WR_SEND));
+	ASSERT_EQ(1, vroce_poll_one(self->rcq, wc, 10));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
+	EXPECT_EQ(77, wc[0].wr_id);
+	EXPECT_EQ(rx->qp_num, wc[0].qp_num);
+	EXPECT_EQ(0, post_recv(rx, 78));
+	EXPECT_EQ(0, poll_all(cq, wc, 16));
+
+	EXPECT_EQ(0, ibv_destroy_qp(rx));
+	EXPECT_EQ(0, ibv_destroy_qp(tx));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+}
+
+/* Move this process into the cgroup v2 directory @dir: 0 or -1. */
+static int cg_enter(const char *dir)
+{
+	char path[512];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%d\n", getpid()) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/* An RC QP with @wr send and receive WRs of the device's maximum SGEs. */
+static struct ibv_qp *big_qp(FIXTURE_DATA(q) *self, uint32_t wr)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = self->scq, .recv_cq = self->rcq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = wr, .max_recv_wr = wr,
+			 .max_send_sge = self->attr.max_sge,
+			 .max_recv_sge = self->attr.max_sge },
+	};
+
+	return ibv_create_qp(self->pd, &init);
+}
+
+/*
+ * User rings are charged to the creator's memory cgroup: in a cgroup whose
+ * memory.max (set by queues.sh, VROCE_MEMCG) is below a QP of the maximum
+ * size, creating one fails with ENOMEM, a small one still works; back in
+ * the parent cgroup the big one is created.
+ */
+TEST_F(q, rings_charged_to_memcg)
+{
+	const char *cg = getenv("VROCE_MEMCG");
+	struct ibv_qp *qp;
+	char parent[512];
+	int err;
+
+	if (!cg || !*cg)
+		SKIP(return, "no memory cgroup (VROCE_MEMCG)");
+	snprintf(parent, sizeof(parent), "%s/..", cg);
+	ASSERT_EQ(0, cg_enter(cg));
+	qp = big_qp(self, self->attr.max_qp_wr);
+	err = qp ? 0 : errno;
+	if (qp)
+		ibv_destroy_qp(qp);
+	EXPECT_EQ(ENOMEM, err) TH_LOG("a QP bigger than memory.max: %s",
+				      err ? strerror(err) : "created");
+	qp = big_qp(self, 16);
+	EXPECT_NE(NULL, qp) TH_LOG("small QP: %s", strerror(errno));
+	if (qp)
+		EXPECT_EQ(0, ibv_destroy_qp(qp));
+	ASSERT_EQ(0, cg_enter(parent));
+	qp = big_qp(self, self->attr.max_qp_wr);
+	ASSERT_NE(NULL, qp) TH_LOG("outside the cgroup: %s", strerror(errno));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+/* The verbs return an errno, or -1 and set errno (older providers). */
+static int verr(int rc)
+{
+	return rc < 0 ? errno : rc;
+}
+
+/* The IPv6 multicast group ff0e::db8:<n>. */
+static union ibv_gid *mgid(union ibv_gid *g, int n)
+{
+	memset(g, 0, sizeof(*g));
+	g->raw[0] = 0xff;
+	g->raw[1] = 0x0e;
+	g->raw[12] = 0x0d;
+	g->raw[13] = 0xb8;
+	g->raw[14] = n >> 8;
+	g->raw[15] = n;
+	return g;
+}
+
+/*
+ * A UD QP joins at most as many groups as a socket of its namespace may
+ * (net.ipv4.igmp_max_memberships); ENOMEM beyond, as the other multicast
+ * limits. The limit is per QP, and a detach makes room.
+ */
+TEST_F(q, mcast_groups_per_qp)
+{
+	struct ibv_qp *qp = make_qp(self, IBV_QPT_UD, NULL);
+	struct ibv_qp *other = make_qp(self, IBV_QPT_UD, NULL);
+	FILE *f = fopen("/proc/sys/net/ipv4/igmp_max_memberships", "r");
+	union ibv_gid g;
+	int max = 0, i;
+
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%d", &max));
+	fclose(f);
+	if (max < 1 || max > 1000)
+		SKIP(return, "igmp_max_memberships %d", max);
+	ASSERT_NE(NULL, qp);
+	ASSERT_NE(NULL, other);
+	for (i = 0; i < max; i++)
+		ASSERT_EQ(0, verr(ibv_attach_mcast(qp, mgid(&g, i), 0)))
+			TH_LOG("group %d of %d", i + 1, max);
+	EXPECT_EQ(ENOMEM, verr(ibv_attach_mcast(qp, mgid(&g, max), 0)));
+	EXPECT_EQ(0, verr(ibv_attach_mcast(other, mgid(&g, 0), 0)));
+	EXPECT_EQ(0, verr(ibv_attach_mcast(other, mgid(&g, max), 0)));
+	EXPECT_EQ(0, verr(ibv_detach_mcast(qp, mgid(&g, 0), 0)));
+	EXPECT_EQ(0, verr(ibv_attach_mcast(qp, mgid(&g, max), 0)));
+
+	for (i = 1; i <= max; i++)
+		EXPECT_EQ(0, verr(ibv_detach_mcast(qp, mgid(&g, i), 0)));
+	EXPECT_EQ(0, verr(ibv_detach_mcast(other, mgid(&g, 0), 0)));
+	EXPECT_EQ(0, verr(ibv_detach_mcast(other, mgid(&g, max), 0)));
+	EXPECT_EQ(0, ibv_destroy_qp(other));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
 
 /* Completion channel events, armed with req_notify, from flushes. */
