@@ -17,6 +17,9 @@ static inline void vroce_debug_delay(u32 us)
 		fsleep(min_t(u32, us, VROCE_DEBUG_DELAY_MAX_US));
 }
 
+/* debugfs.c: the knob that holds "rdma link add" (device.c), in ms. */
+extern u32 vroce_link_add_delay_ms;
+
 /* debugfs.c APIs: */
 void vroce_debugfs_init(void);
 void vroce_debugfs_exit(void);

@@ -5,8 +5,9 @@
  *
  * Locking and lifetime:
  * - vroce_devs_lock (mutex) protects vroce_devs and each device's ->list,
- *   ->registered and ->ndev_gone. It nests inside RTNL: the netdev notifier
- *   holds RTNL when it takes it, and nothing that holds it takes RTNL.
+ *   ->registered, ->ndev_gone and ->dealloc_started. It nests inside RTNL:
+ *   the netdev notifier holds RTNL when it takes it, and nothing that holds
+ *   it takes RTNL.
  * - ib_core owns the memory of a vroce_dev. Once ib_register_device()
  *   succeeded, any unregistration (rdma link delete, the netdev notifier,
  *   module exit) may free it; code that touches a device outside
@@ -14,6 +15,15 @@
  * - vroce_dev_dealloc() (ib_core's dealloc_driver) is the single place that
  *   undoes vroce_dev_add(). It copes with a partially set up device, so
  *   every error path after ib_alloc_device() is ib_dealloc_device().
+ * - Namespace: vroce_dev_add() reads the netdev's namespace once, under
+ *   RTNL, and holds it (get_net) until it returns, so the namespace cannot
+ *   start its exit meanwhile. It takes that namespace's sockets
+ *   (->net) and publishes the device only if, under RTNL again, the netdev
+ *   is still registered and still in ->net. From then on the netdev leaving
+ *   ->net (moved or unregistered) raises NETDEV_UNREGISTER under RTNL, which
+ *   unregisters the device; so a listed device whose netdev is not gone is
+ *   always in ->net, and the namespace's exit, which runs after its netdevs
+ *   are gone, waits only for unregistrations already queued (net.c).
  * - A device stays on the list until the last statement of its dealloc,
  *   which drops the netdev reference and takes it off the list under
  *   vroce_devs_lock (so a listed device's ->ndev is never stale). Module
@@ -22,18 +32,23 @@
  *   is running waits for ib_core's per-device unregistration lock, which
  *   is held until that dealloc has returned; ib_unregister_driver() then
  *   does the same for the devices still in ib_core's table, whose dealloc
- *   may be in its last instructions. Nothing else of the module is torn
- *   down before (main.c), so no dealloc outlives the module.
+ *   may be in its last instructions. vroce_dev_exit() then drains the
+ *   unregistration work. Nothing else of the module is torn down before
+ *   (main.c), so no dealloc and no work item outlives the module.
  * - A device on the list that is not ->registered yet is being registered
  *   by vroce_dev_add(); if its netdev unregisters meanwhile the notifier only
  *   sets ->ndev_gone and vroce_dev_add() unregisters it when done.
- * - A device found on the list may thus be in its dealloc. Whatever acts on
- *   it (queueing its unregistration, a port event, finishing its
- *   registration) does so under a registration reference
- *   (ib_device_try_get()), as ib_core requires for queueing: ib_core drops
- *   the last one when an unregistration has disabled the device, before
- *   its dealloc, so failing to get one means the device is being
- *   unregistered already, and it is left alone.
+ * - Removal on the netdev's behalf goes through ->unreg_work, which owns a
+ *   get_device() reference and calls ib_unregister_device() synchronously
+ *   from vroce_wq (the notifier holds RTNL, which ib_core's unregistration
+ *   takes). It does not depend on a registration reference: ib_core drops
+ *   that to zero for a while when it moves the device to another namespace
+ *   (rdma dev set netns, exclusive mode), and a netdev event then must not
+ *   be lost. ib_unregister_device() waits for such a move, and does nothing
+ *   for a device another context unregistered already.
+ * - Port events act under a registration reference (ib_device_try_get());
+ *   failing to get one, the event is skipped: ->port_active keeps the old
+ *   state and the next event reports the change.
  */
 
 #include <linux/delay.h>
@@ -56,11 +71,15 @@
 #include "port.h"
 #include "query.h"
 
-/* The most the debugfs knob dealloc_delay_ms holds a dealloc: 1 s. */
+/*
+ * The most the debugfs knobs dealloc_delay_ms and link_add_delay_ms hold
+ * a dealloc and an "rdma link add": 1 s.
+ */
 #define VROCE_DEALLOC_DELAY_MAX_MS MSEC_PER_SEC
 
 static LIST_HEAD(vroce_devs);
 static DEFINE_MUTEX(vroce_devs_lock);
+static struct workqueue_struct *vroce_wq;
 
 static struct vroce_dev *vroce_dev_find_locked(struct net_device *ndev)
 {
@@ -74,11 +93,32 @@ static struct vroce_dev *vroce_dev_find_locked(struct net_device *ndev)
 	return NULL;
 }
 
+/* ->unreg_work: unregister the device whose netdev went away. */
+static void vroce_dev_unreg_work(struct work_struct *work)
+{
+	struct vroce_dev *vdev = container_of(work, struct vroce_dev,
+					      unreg_work);
+
+	ib_unregister_device(&vdev->ibdev);
+	put_device(&vdev->ibdev.dev);
+}
+
+/* Queue the unregistration of a registered device whose netdev is gone. */
+static void vroce_dev_queue_unregister(struct vroce_dev *vdev)
+{
+	lockdep_assert_held(&vroce_devs_lock);
+
+	get_device(&vdev->ibdev.dev);
+	if (!queue_work(vroce_wq, &vdev->unreg_work))
+		put_device(&vdev->ibdev.dev);
+}
+
 static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 {
 	struct ib_device *ibdev = &vdev->ibdev;
 
 	INIT_LIST_HEAD(&vdev->list);
+	INIT_WORK(&vdev->unreg_work, vroce_dev_unreg_work);
 	atomic_set(&vdev->num_pds, 0);
 	vroce_mr_dev_init(vdev);
 	vroce_mw_dev_init(vdev);
@@ -103,14 +143,21 @@ static void vroce_dev_setup(struct vroce_dev *vdev, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &vroce_dev_ops);
 }
 
-/* Put @vdev on the list unless its netdev is leaving or already has a device. */
-static int vroce_dev_publish(struct vroce_dev *vdev, struct net_device *ndev)
+/*
+ * Put @vdev on the list unless its netdev is leaving, has left ->net since
+ * vroce_dev_get_net(), or already has a device.
+ */
+static int vroce_dev_publish(struct vroce_dev *vdev, const char *name,
+			     struct net_device *ndev)
 {
 	int err = 0;
 
 	rtnl_lock();
 	mutex_lock(&vroce_devs_lock);
-	if (ndev->reg_state != NETREG_REGISTERED) {
+	if (ndev->reg_state != NETREG_REGISTERED ||
+	    !net_eq(dev_net(ndev), vdev->net)) {
+		pr_info("cannot add %s: %s was removed or moved to another network namespace meanwhile\n",
+			name, netdev_name(ndev));
 		err = -ENODEV;
 	} else if (vroce_dev_find_locked(ndev)) {
 		pr_err("%s already has a vroce device\n", netdev_name(ndev));
@@ -128,24 +175,15 @@ static int vroce_dev_publish(struct vroce_dev *vdev, struct net_device *ndev)
 /* Called with a get_device() reference once ib_register_device() returned 0. */
 static void vroce_dev_mark_registered(struct vroce_dev *vdev)
 {
-	bool gone;
-
-	/*
-	 * Fails once an unregistration disabled the device (rdma link delete
-	 * may already have found it); while we hold it, no unregistration
-	 * reaches the dealloc, so the device stays on the list.
-	 */
-	if (!ib_device_try_get(&vdev->ibdev))
-		return;
 	mutex_lock(&vroce_devs_lock);
-	vdev->registered = true;
-	vroce_debugfs_dev_add(vdev);
-	gone = vdev->ndev_gone;
+	/* Not if an unregistration (rdma link delete) got to the dealloc. */
+	if (!vdev->dealloc_started) {
+		vdev->registered = true;
+		vroce_debugfs_dev_add(vdev);
+		if (vdev->ndev_gone)
+			vroce_dev_queue_unregister(vdev);
+	}
 	mutex_unlock(&vroce_devs_lock);
-
-	if (gone)
-		ib_unregister_device_queued(&vdev->ibdev);
-	ib_device_put(&vdev->ibdev);
 }
 
 /* ib_core says ENFILE when the name is taken; users expect EEXIST. */
@@ -162,6 +200,38 @@ static int vroce_dev_register_error(const char *name, struct net_device *ndev,
 	return err;
 }
 
+/*
+ * The namespace of @ndev, with a reference (so its exit cannot begin), or
+ * NULL if @ndev is unregistering or its namespace is dying. Read under
+ * RTNL, which moves between namespaces hold.
+ */
+static struct net *vroce_dev_get_net(struct net_device *ndev)
+{
+	struct net *net = NULL;
+
+	rtnl_lock();
+	if (ndev->reg_state == NETREG_REGISTERED)
+		net = maybe_get_net(dev_net(ndev));
+	rtnl_unlock();
+	if (!net)
+		pr_info("cannot add a device over %s: it is being removed\n",
+			netdev_name(ndev));
+	return net;
+}
+
+/*
+ * The debugfs knob link_add_delay_ms (debugfs.c) holds "rdma link add" between
+ * taking the netdev's namespace and publishing the device, so that a test
+ * can move the netdev or delete a namespace in between.
+ */
+static void vroce_dev_link_add_delay(void)
+{
+	u32 ms = READ_ONCE(vroce_link_add_delay_ms);
+
+	if (ms)
+		msleep(min_t(u32, ms, VROCE_DEALLOC_DELAY_MAX_MS));
+}
+
 /**
  * vroce_dev_add - create and register a vroce device over @ndev
  * @name: the ib_device name requested by the user
@@ -172,6 +242,7 @@ static int vroce_dev_register_error(const char *name, struct net_device *ndev,
  */
 int vroce_dev_add(const char *name, struct net_device *ndev)
 {
+	struct net *net = NULL;
 	struct vroce_dev *vdev;
 	int err;
 
@@ -189,10 +260,15 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	err = vroce_counters_init(&vdev->counters);
 	if (err)
 		goto err_dealloc;
-	err = vroce_net_get(dev_net(ndev));
+	net = vroce_dev_get_net(ndev);
+	if (!net) {
+		err = -ENODEV;
+		goto err_dealloc;
+	}
+	err = vroce_net_get(net);
 	if (err)
 		goto err_dealloc;
-	vdev->net = dev_net(ndev);
+	vdev->net = net;
 
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
 	vdev->ndev = ndev;
@@ -201,7 +277,8 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	if (err)
 		goto err_dealloc;
 
-	err = vroce_dev_publish(vdev, ndev);
+	vroce_dev_link_add_delay();
+	err = vroce_dev_publish(vdev, name, ndev);
 	if (err)
 		goto err_dealloc;
 
@@ -215,10 +292,14 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	}
 	vroce_dev_mark_registered(vdev);
 	put_device(&vdev->ibdev.dev);
+	put_net(net);
 	return 0;
 
 err_dealloc:
+	/* The dealloc puts the namespace's sockets: before put_net(). */
 	ib_dealloc_device(&vdev->ibdev);
+	if (net)
+		put_net(net);
 	return err;
 }
 
@@ -267,8 +348,11 @@ void vroce_dev_dealloc(struct ib_device *ibdev)
 	vroce_ah_dev_uninit(vdev);
 	vroce_mw_dev_uninit(vdev);
 	vroce_mr_dev_uninit(vdev);
-	/* vroce_dev_mark_registered() can no longer get a reference. */
+	mutex_lock(&vroce_devs_lock);
+	/* vroce_dev_mark_registered() leaves the device alone from here on. */
+	vdev->dealloc_started = true;
 	vroce_debugfs_dev_del(vdev);
+	mutex_unlock(&vroce_devs_lock);
 	if (vdev->net)
 		vroce_net_put(vdev->net);
 	vroce_dev_dealloc_delay(vdev);
@@ -298,14 +382,11 @@ void vroce_dev_netdev_unregister(struct net_device *ndev)
 		vdev->ndev_gone = true;
 		/*
 		 * Not registered yet: vroce_dev_add() queues it once it is.
-		 * No registration reference: an unregistration is under way
-		 * already (rdma link delete, module unload), and its dealloc
-		 * lets go of the netdev.
+		 * Queued without a registration reference: see the top of
+		 * this file.
 		 */
-		if (vdev->registered && ib_device_try_get(&vdev->ibdev)) {
-			ib_unregister_device_queued(&vdev->ibdev);
-			ib_device_put(&vdev->ibdev);
-		}
+		if (vdev->registered && !vdev->dealloc_started)
+			vroce_dev_queue_unregister(vdev);
 	}
 	mutex_unlock(&vroce_devs_lock);
 }
@@ -380,10 +461,32 @@ void vroce_dev_remove_all(void)
 	 * keeps the device in its own table until dealloc_driver returned,
 	 * and ib_unregister_driver() waits for each such device's
 	 * unregistration lock, which its unregistering context holds until
-	 * then. It also completes unregistrations queued and not yet run,
-	 * as ib_core requires of ib_unregister_device_queued()'s users.
+	 * then. Work items still queued find their device unregistered and
+	 * do nothing; vroce_dev_exit() waits for them.
 	 * RDMA_DRIVER_RXE is vroce's alone: rdma_rxe cannot be loaded beside
 	 * it (net.c).
 	 */
 	ib_unregister_driver(RDMA_DRIVER_RXE);
+}
+
+/**
+ * vroce_dev_init - create the work queue of netdev-driven unregistrations
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vroce_dev_init(void)
+{
+	vroce_wq = alloc_workqueue("vroce_dev", 0, 0);
+	return vroce_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * vroce_dev_exit - wait for the unregistration work and free its queue
+ *
+ * Context: after vroce_dev_remove_all() and once the netdev notifier is
+ * gone, so nothing queues any more.
+ */
+void vroce_dev_exit(void)
+{
+	destroy_workqueue(vroce_wq);
 }

@@ -4,6 +4,7 @@
 
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -20,7 +21,10 @@
  * @net: dev_net(@ndev) at creation; pinned by a vroce_net_get() user
  * @list: entry in the driver's device list (vroce_devs_lock)
  * @registered: ib_register_device() succeeded (vroce_devs_lock)
- * @ndev_gone: the netdev is unregistering (vroce_devs_lock)
+ * @ndev_gone: the netdev is unregistering or left @net (vroce_devs_lock)
+ * @dealloc_started: vroce_dev_dealloc() has begun (vroce_devs_lock)
+ * @unreg_work: unregisters the device once its netdev is gone; queued
+ *	with a get_device() reference (device.c)
  * @port_active: last port state reported to ib_core (RTNL)
  * @attr: device attributes, set before registration and read-only after
  * @num_pds: PDs allocated, bounded by attr.max_pd
@@ -58,7 +62,9 @@ struct vroce_dev {
 	struct list_head list;
 	bool registered;
 	bool ndev_gone;
+	bool dealloc_started;
 	bool port_active;
+	struct work_struct unreg_work;
 	struct ib_device_attr attr;
 	atomic_t num_pds;
 	struct xarray mrs;
@@ -91,6 +97,8 @@ static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)
 }
 
 /* device.c APIs: */
+int vroce_dev_init(void);
+void vroce_dev_exit(void);
 int vroce_dev_add(const char *name, struct net_device *ndev);
 void vroce_dev_dealloc(struct ib_device *ibdev);
 void vroce_dev_netdev_unregister(struct net_device *ndev);

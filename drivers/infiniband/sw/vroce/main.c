@@ -9,15 +9,16 @@
  *     rdma_rxe, which shares our driver id);
  *  2. the debugfs root (never fails the load);
  *  3. the RoCEv1 packet handler (drops everything until a device exists);
- *  4. the netdev notifier;
- *  5. the "vroce" rdma link type, after which users can create devices.
+ *  4. the work queue that unregisters devices whose netdev went away;
+ *  5. the netdev notifier, which queues on it;
+ *  6. the "vroce" rdma link type, after which users can create devices.
  * Unload first stops device creation (rdma_link_unregister() waits for
  * running newlink calls), then unregisters every device and waits for the
  * deallocations that other contexts (rdma link delete, ib_core's work queue
  * after a netdev went away) have in progress: vroce_dev_remove_all()
- * returns once no dealloc runs (device.c). Only then goes the rest, which
- * a dealloc still uses (debugfs, the namespaces' sockets) or runs in (the
- * module's code).
+ * returns once no dealloc runs (device.c). Once the notifier is gone, the
+ * work queue is drained. Only then goes the rest, which a dealloc still
+ * uses (debugfs, the namespaces' sockets) or runs in (the module's code).
  */
 
 #include <linux/module.h>
@@ -67,14 +68,19 @@ static int __init vroce_init(void)
 	vroce_debugfs_init();
 	vroce_rx_init();
 
-	err = vroce_netdev_init();
+	err = vroce_dev_init();
 	if (err)
 		goto err_rx;
+	err = vroce_netdev_init();
+	if (err)
+		goto err_dev;
 
 	rdma_link_register(&vroce_link_ops);
 	pr_info("loaded\n");
 	return 0;
 
+err_dev:
+	vroce_dev_exit();
 err_rx:
 	vroce_rx_exit();
 	vroce_debugfs_exit();
@@ -91,6 +97,7 @@ static void __exit vroce_exit(void)
 	rdma_link_unregister(&vroce_link_ops);
 	vroce_dev_remove_all();
 	vroce_netdev_exit();
+	vroce_dev_exit();
 	vroce_rx_exit();
 	vroce_debugfs_exit();
 	vroce_net_exit();

@@ -26,6 +26,16 @@
  *   netdev left a dying namespace. The pernet exit handler therefore waits
  *   (vroce_net_wq) until every device of the namespace is gone before it
  *   returns and the namespace is freed.
+ * - That wait ends, because everything it waits for is removed by the
+ *   namespace's own teardown: a user is either an "rdma link add" in
+ *   progress, which holds a reference to the namespace (so its exit has not
+ *   begun), or a device whose netdev is, or was, in the namespace
+ *   (device.c checks this at publish, under RTNL). The teardown removes or
+ *   moves away every netdev of the namespace before the pernet exit
+ *   handlers run, and each such netdev queues its device's unregistration;
+ *   that unregistration waits only for ib_core's per-device lock (another
+ *   unregistration or a namespace move, both bounded) and the device's
+ *   dealloc, none of which waits for a namespace to exit.
  */
 
 #include <linux/module.h>
@@ -231,7 +241,8 @@ static void __net_exit vroce_net_exit_net(struct net *net)
 
 	/*
 	 * The netdevs of the namespace are gone and their vroce devices are
-	 * being unregistered from ib_core's work queue; wait for them.
+	 * being unregistered from vroce's work queue; wait for them (bounded:
+	 * see the top of this file).
 	 */
 	wait_event(vroce_net_wq, !READ_ONCE(vn->users));
 }

@@ -1,0 +1,403 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Device creation racing the netdev's namespace: "rdma link add" inside a
+# namespace S while its netdev moves to another namespace X, or while S is
+# deleted; and, with the RDMA subsystem in exclusive namespace mode, the
+# netdev's removal racing "rdma dev set netns".
+#
+# The debugfs knob link_add_delay_ms holds "rdma link add" after it
+# took S's sockets and before it publishes the device, so that the move
+# lands in that window every time; other rounds race freely. Each step
+# must end within 5 s, nothing may be left (devices, netdevs, sockets),
+# namespace teardown must not stall, and the kernel must not warn.
+#
+# NETNS_RACE_ROUNDS sets the number of free rounds; NETNS_RACE_FULL=1 runs
+# the 6.12 numbers on the lean kernels too.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma ss
+
+PARAM=/sys/kernel/debug/vroce/link_add_delay_ms
+if vroce_lean_kernel && [ -z "${NETNS_RACE_FULL:-}" ]; then
+	ROUNDS=${NETNS_RACE_ROUNDS:-30}
+	EXCL_ROUNDS=15
+else
+	ROUNDS=${NETNS_RACE_ROUNDS:-120}
+	EXCL_ROUNDS=40
+fi
+# The window the deterministic rounds move the netdev in; the most the
+# knob allows. The move starts once S's socket exists, well inside it.
+ADD_DELAY_MS=1000
+STEP_S=5
+ERR=$(mktemp /tmp/vroce-netns-race.XXXXXX)
+BG=
+NS_S=
+NS_X=
+
+cleanup() {
+	[ -n "$BG" ] && kill "$BG" 2>/dev/null
+	wait 2>/dev/null
+	[ -w "$PARAM" ] && echo 0 >"$PARAM"
+	rdma link delete nr0 2>/dev/null
+	ip link del nra 2>/dev/null
+	ip -all netns del 2>/dev/null
+	wait_for 10 rdma system set netns shared
+	vroce_unload
+	rm -f "$ERR"
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+TAINT_REPORT=$(((1 << 9) | (1 << 7) | (1 << 5)))
+
+# no_kernel_report MARK TAINT: no new warning, oops or KASAN taint since
+# TAINT, and no report in the log since MARK.
+no_kernel_report() {
+	local taint
+
+	read -r taint </proc/sys/kernel/tainted
+	if (((taint & ~$2) & TAINT_REPORT)); then
+		echo "kernel taint went from $2 to $taint"
+		dmesg_since "$1" | tail -n 40
+		return 1
+	fi
+	! dmesg_since "$1" |
+		grep -E -m 5 'WARNING:|BUG:|Oops|KASAN|general protection|waiting for .* to become free'
+}
+
+roce_socket() {
+	ip netns exec "$1" ss -Huan "sport = :4791" | grep -q 4791
+}
+
+no_vroce_device() {
+	! rdma link show | grep -q .
+}
+
+# reap: wait for the background command $BG; its exit status.
+reap() {
+	local rc
+
+	wait "$BG"
+	rc=$?
+	BG=
+	return "$rc"
+}
+
+# bounded DESC CMD...: run CMD in the background; fail if it takes more
+# than STEP_S (a command stuck in the kernel is left behind, reported).
+bounded() {
+	local desc="$1" pid
+
+	shift
+	"$@" 2>/dev/null &
+	pid=$!
+	if ! wait_for "$STEP_S" eval "! kill -0 $pid 2>/dev/null"; then
+		echo "$desc: still running after $STEP_S s"
+		return 1
+	fi
+	wait "$pid"
+}
+
+# new_pair: namespaces S and X, a veth pair nra/nrb in S.
+new_pair() {
+	# Whatever a failed round left.
+	ip netns del "nrs-$$" 2>/dev/null
+	ip netns del "nrx-$$" 2>/dev/null
+	NS_S=$(ns_add nrs) && NS_X=$(ns_add nrx) || return 1
+	ip -n "$NS_S" link add nra type veth peer name nrb &&
+		ip -n "$NS_S" link set nra up && ip -n "$NS_S" link set nrb up
+}
+
+# ns_add runs in a command substitution: its list of names is lost.
+del_pair() {
+	ip netns del "$NS_S" 2>/dev/null
+	ip netns del "$NS_X" 2>/dev/null
+}
+
+# teardown_not_stalled: namespace teardown runs: a fresh namespace's exit
+# deletes the init_net end of a veth pair whose other end it holds. A
+# namespace whose exit waits forever stalls every later one.
+teardown_not_stalled() {
+	local ns
+
+	ns=$(ns_add nrp) || return 1
+	ip -n "$ns" link add nrq type veth peer name nrp netns 1 || return 1
+	ip netns del "$ns"
+	if ! wait_for "$STEP_S" eval "! ip link show nrp"; then
+		echo "namespace teardown stalled: nrp still exists"
+		ip link del nrp
+		return 1
+	fi
+}
+
+# After a failure: leave nothing that would stall the namespaces' exit.
+forget_device() {
+	rdma link show
+	rdma link delete nr0 2>/dev/null
+}
+
+now_ms() {
+	local us=${EPOCHREALTIME//[.,]/}
+
+	echo $((us / 1000))
+}
+
+# add_opened_socket PID INO: process PID, in the namespace of inode INO,
+# sees a UDP socket on port 4791 (0x12B7): cheaper than ss, which a slow
+# kernel needs for the window to be hit.
+add_opened_socket() {
+	[ "$(stat -L -c %i "/proc/$1/ns/net" 2>/dev/null)" = "$2" ] &&
+		cat "/proc/$1/net/udp" "/proc/$1/net/udp6" 2>/dev/null |
+		awk '$2 ~ /:12B7$/ { found = 1 } END { exit !found }'
+}
+
+# Round I with the window held: I % 2 == 0 moves the netdev to X, which
+# must fail "rdma link add" with ENODEV and leave nothing behind in S;
+# 1 deletes S, which cannot tear S down before "rdma link add" returned
+# (it holds S), after which the device goes with S's netdevs.
+# The window opens when S's socket appears, after the last poll that did
+# not see it; a move that ended later than the window can have closed
+# (a slow VM) proves nothing: the round returns 2, to be run again.
+window_round() {
+	local rc=0 unseen start t s_ino
+
+	new_pair || return 1
+	echo "$ADD_DELAY_MS" >"$PARAM" || return 1
+	start=$(now_ms)
+	unseen=$start
+	ip netns exec "$NS_S" rdma link add nr0 type vroce netdev nra 2>"$ERR" &
+	BG=$!
+	s_ino=$(stat -L -c %i "/run/netns/$NS_S") || return 1
+	while t=$(now_ms) && ! add_opened_socket "$BG" "$s_ino"; do
+		unseen=$t
+		if ! kill -0 "$BG" 2>/dev/null ||
+		   ((unseen - start > STEP_S * 1000)); then
+			echo "rdma link add did not open S's socket"
+			return 1
+		fi
+	done
+	if (($1 % 2 == 0)); then
+		ip -n "$NS_S" link set nra netns "$NS_X" || return 1
+		if (($(now_ms) - unseen >= ADD_DELAY_MS * 9 / 10)); then
+			reap
+			echo 0 >"$PARAM"
+			rdma link delete nr0 2>/dev/null
+			del_pair
+			wait_for "$STEP_S" no_vroce_device || return 1
+			return 2
+		fi
+		reap || rc=$?
+		echo 0 >"$PARAM"
+		if [ "$rc" = 0 ]; then
+			echo "rdma link add succeeded over a netdev that left its namespace:"
+			forget_device
+			return 1
+		fi
+		if ! grep -q "No such device" "$ERR"; then
+			echo "expected ENODEV, got: $(cat "$ERR")"
+			return 1
+		fi
+		no_vroce_device || { echo "device left behind"; forget_device; return 1; }
+		! roce_socket "$NS_S" || { echo "S's socket left behind"; return 1; }
+		del_pair
+	else
+		ip netns del "$NS_S"
+		reap || rc=$?
+		echo 0 >"$PARAM"
+		echo "link add while S is deleted: exit status $rc"
+		del_pair
+	fi
+	wait_for "$STEP_S" no_vroce_device ||
+		{ echo "device left behind"; forget_device; return 1; }
+	teardown_not_stalled
+}
+
+# Two moves and two deletions in the window; up to 10 tries.
+window_race() {
+	local i done=0 rc taint
+
+	vroce_load || return 1
+	dmesg_mark netns-window
+	read -r taint </proc/sys/kernel/tainted
+	for ((i = 0; i < 10 && done < 4; i++)); do
+		rc=0
+		window_round "$done" || rc=$?
+		if [ "$rc" = 2 ]; then
+			echo "try $i: the move came too late, again"
+			continue
+		fi
+		if [ "$rc" != 0 ]; then
+			echo "round $done failed"
+			return 1
+		fi
+		done=$((done + 1))
+	done
+	[ "$done" = 4 ] || { echo "only $done rounds in the window"; return 1; }
+	no_kernel_report netns-window "$taint"
+}
+
+# After a move: a device that "rdma link add" created holds the sockets
+# of its netdev's namespace, and S's are gone. A device created before the
+# move is removed by it; one created after ib_core found nra in S and
+# before vroce read its namespace is X's.
+sockets_follow_netdev() {
+	if ! wait_for "$STEP_S" eval "! roce_socket $NS_S"; then
+		echo "S holds a RoCE socket after its netdev moved:"
+		rdma link show
+		return 1
+	fi
+	if ! wait_for "$STEP_S" eval "no_vroce_device || roce_socket $NS_X"; then
+		echo "a device over nra in X without X's RoCE socket"
+		return 1
+	fi
+}
+
+# Round I, free: "rdma link add" in S, with a delay of 0..(I % 4) * 3 ms,
+# against the netdev's move to X (I even) or the deletion of S, started
+# after a random pause of up to 9 ms.
+free_round() {
+	local rc=0
+
+	new_pair || return 1
+	echo "$((RANDOM % ($1 % 4 * 3 + 1)))" >"$PARAM" || return 1
+	ip netns exec "$NS_S" rdma link add nr0 type vroce netdev nra \
+		2>/dev/null &
+	BG=$!
+	sleep "0.00$((RANDOM % 10))"
+	if (($1 % 2 == 0)); then
+		bounded "ip link set netns" ip -n "$NS_S" link set nra \
+			netns "$NS_X" || return 1
+	else
+		ip netns del "$NS_S"
+	fi
+	if ! wait_for "$STEP_S" eval "! kill -0 $BG 2>/dev/null"; then
+		echo "rdma link add still running after $STEP_S s"
+		return 1
+	fi
+	reap || rc=$?
+	(($1 % 2)) || sockets_follow_netdev || { forget_device; return 1; }
+	del_pair
+	if ! wait_for "$STEP_S" no_vroce_device; then
+		echo "round $1 (link add: $rc): device left behind"
+		forget_device
+		return 1
+	fi
+}
+
+free_race() {
+	local i taint
+
+	vroce_load || return 1
+	dmesg_mark netns-free
+	read -r taint </proc/sys/kernel/tainted
+	for ((i = 0; i < ROUNDS; i++)); do
+		if ! free_round "$i"; then
+			echo "round $i of $ROUNDS failed"
+			return 1
+		fi
+	done
+	echo 0 >"$PARAM"
+	wait_for "$STEP_S" no_vroce_device || { forget_device; return 1; }
+	teardown_not_stalled || return 1
+	no_kernel_report netns-free "$taint" || return 1
+	echo "$ROUNDS rounds"
+}
+
+# ib_core only switches modes while init_net is the only namespace.
+exclusive_mode() {
+	rdma system set netns exclusive 2>/dev/null
+}
+
+# dev_gone_everywhere NS: no vroce device in init_net nor in NS.
+dev_gone_everywhere() {
+	no_vroce_device && ! ip netns exec "$1" rdma link show | grep -q .
+}
+
+# Round I in exclusive mode: nr0 over nra (init_net) moves to X while nra
+# is removed, both started at once (I odd: the removal first). The
+# netdev's removal must remove the device wherever it is, and nra must go:
+# a lost netdev event leaves it held forever.
+exclusive_round() {
+	local x pid
+
+	x=$(ns_add nrx) || return 1
+	ip link add nra type veth peer name nrb && ip link set nra up &&
+		rdma link add nr0 type vroce netdev nra || return 1
+	if (($1 % 2)); then
+		ip link del nra 2>/dev/null &
+		pid=$!
+		rdma dev set nr0 netns "$x" 2>/dev/null
+	else
+		rdma dev set nr0 netns "$x" 2>/dev/null &
+		ip link del nra 2>/dev/null &
+		pid=$!
+	fi
+	if ! wait_for "$STEP_S" eval "! kill -0 $pid 2>/dev/null"; then
+		echo "ip link del nra still running after $STEP_S s"
+		return 1
+	fi
+	wait
+	if ! wait_for "$STEP_S" dev_gone_everywhere "$x"; then
+		echo "nr0 left behind"
+		return 1
+	fi
+	ip netns del "$x"
+}
+
+# Moving the device needs no other namespace at the mode switch; a few
+# seconds for the previous scripts' namespaces to be torn down.
+exclusive_race() {
+	local i taint x
+
+	vroce_load || return 1
+	if ! wait_for 10 exclusive_mode; then
+		echo "cannot switch to exclusive mode:"
+		rdma system set netns exclusive
+		return 1
+	fi
+	dmesg_mark netns-excl
+	read -r taint </proc/sys/kernel/tainted
+	# vroce supports the move: the device leaves init_net for X.
+	x=$(ns_add nrx) || return 1
+	ip link add nra type veth peer name nrb &&
+		rdma link add nr0 type vroce netdev nra &&
+		rdma dev set nr0 netns "$x" || return 1
+	# X does not see nra: rdma link shows a netdev only in its namespace.
+	if no_vroce_device && ip netns exec "$x" rdma link show nr0/1; then
+		echo "nr0 moved to X"
+	else
+		echo "rdma dev set netns did not move nr0"
+		rdma link show
+		return 1
+	fi
+	ip link del nra
+	wait_for "$STEP_S" dev_gone_everywhere "$x" ||
+		{ echo "nr0 left behind in X"; return 1; }
+	ip netns del "$x"
+	for ((i = 0; i < EXCL_ROUNDS; i++)); do
+		if ! exclusive_round "$i"; then
+			echo "round $i of $EXCL_ROUNDS failed"
+			return 1
+		fi
+	done
+	if ! wait_for 10 rdma system set netns shared; then
+		echo "cannot switch back to shared mode"
+		return 1
+	fi
+	no_kernel_report netns-excl "$taint" || return 1
+	echo "$EXCL_ROUNDS rounds"
+}
+
+ktap_print_header
+ktap_set_plan 3
+check "rdma dev set netns racing the netdev's removal (exclusive mode)" exclusive_race
+if vroce_debug_kernel; then
+	# Measured: the move alone outlasts the 1 s the knob allows.
+	ktap_test_skip "rdma link add fails when its netdev changes namespace meanwhile: a namespace move outlasts the window on the debug kernel"
+else
+	check "rdma link add fails when its netdev changes namespace meanwhile" window_race
+fi
+check "rdma link add racing netns moves and namespace deletion" free_race
+ktap_finished
