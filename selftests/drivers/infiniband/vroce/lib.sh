@@ -143,10 +143,15 @@ ns_add() {
 	echo "$ns"
 }
 
+# Every namespace of this script: those ns_add() recorded, and those it
+# made in a command substitution (NS=$(ns_add a)), whose record was lost
+# with the subshell, by their "-PID" suffix.
 ns_del_all() {
 	local ns
 
-	for ns in "${VROCE_NETNS[@]}"; do
+	for ns in "${VROCE_NETNS[@]}" \
+		  $(ip netns list 2>/dev/null | awk -v s="-$$" \
+			'substr($1, length($1) - length(s) + 1) == s { print $1 }'); do
 		ip netns del "$ns" 2>/dev/null
 	done
 	VROCE_NETNS=()

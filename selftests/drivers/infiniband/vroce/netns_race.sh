@@ -346,15 +346,19 @@ exclusive_round() {
 	ip netns del "$x"
 }
 
-# Moving the device needs no other namespace at the mode switch; a few
-# seconds for the previous scripts' namespaces to be torn down.
+# The mode switch needs no other namespace to exist. The kernel tears
+# deleted namespaces down in the background, and after the previous
+# scripts' hundreds of them that takes a while on a TCG guest: up to a
+# minute, then the namespaces still there are listed.
 exclusive_race() {
 	local i taint x
 
 	vroce_load || return 1
-	if ! wait_for 10 exclusive_mode; then
+	if ! wait_for 60 exclusive_mode; then
 		echo "cannot switch to exclusive mode:"
 		rdma system set netns exclusive
+		lsns -t net 2>&1
+		ip netns list 2>&1
 		return 1
 	fi
 	dmesg_mark netns-excl
