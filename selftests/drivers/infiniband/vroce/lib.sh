@@ -112,6 +112,34 @@ dmesg_since() {
 	dmesg | sed -n "/vroce-test: $1\$/,\$p"
 }
 
+# Taint flags of a kernel warning (W), an oops (D) and a bad page or
+# KASAN report (B).
+VROCE_TAINT_REPORT=$(((1 << 9) | (1 << 7) | (1 << 5)))
+
+vroce_taint() {
+	local taint
+
+	read -r taint </proc/sys/kernel/tainted
+	echo "$taint"
+}
+
+# vroce_no_kernel_report MARK TAINT [log]: no new taint flag of a report
+# since the taint was TAINT (a file read, cheap after every round) and,
+# with "log", no warning, BUG, oops or netdev reference leak in the log
+# since MARK (dmesg_mark).
+vroce_no_kernel_report() {
+	local taint
+
+	read -r taint </proc/sys/kernel/tainted
+	if (((taint & ~$2) & VROCE_TAINT_REPORT)); then
+		echo "kernel taint went from $2 to $taint"
+		dmesg_since "$1" | tail -n 40
+		return 1
+	fi
+	[ -z "${3:-}" ] || ! dmesg_since "$1" |
+		grep -E -m 5 'WARNING:|BUG:|Oops|KASAN|general protection|waiting for .* to become free'
+}
+
 vroce_modprobe_deps() {
 	modprobe -a ib_core ib_uverbs udp_tunnel ip6_udp_tunnel 2>/dev/null
 	# Built-in on some kernels: only fail if ib_uverbs is really missing.

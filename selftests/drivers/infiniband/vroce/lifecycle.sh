@@ -38,33 +38,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Taint flags of a kernel warning (W), an oops (D) and a bad page or
-# KASAN report (B).
-TAINT_REPORT=$(((1 << 9) | (1 << 7) | (1 << 5)))
-
-kernel_taint() {
-	local taint
-
-	read -r taint </proc/sys/kernel/tainted
-	echo "$taint"
-}
-
-# no_kernel_report MARK TAINT: no new taint flag of a report since the taint
-# was TAINT (a file read, cheap after every round) and, with a third
-# argument, no warning, BUG or oops in the log since MARK.
-no_kernel_report() {
-	local taint
-
-	read -r taint </proc/sys/kernel/tainted
-	if (((taint & ~$2) & TAINT_REPORT)); then
-		echo "kernel taint went from $2 to $taint"
-		dmesg_since "$1" | tail -n 40
-		return 1
-	fi
-	[ -z "${3:-}" ] || ! dmesg_since "$1" |
-		grep -E -m 5 'WARNING:|BUG:|Oops|KASAN|general protection'
-}
-
 # spin_until_dealloc DEV: busy-wait until DEV's dealloc runs: it removes
 # the device's debugfs directory, then waits dealloc_delay_ms.
 spin_until_dealloc() {
@@ -140,15 +113,15 @@ netdev_race() {
 
 	modprobe dummy && vroce_load || return 1
 	dmesg_mark netdev-race
-	taint=$(kernel_taint)
+	taint=$(vroce_taint)
 	for ((i = 0; i < ROUNDS; i++)); do
 		if ! netdev_round "$i" ||
-		   ! no_kernel_report netdev-race "$taint"; then
+		   ! vroce_no_kernel_report netdev-race "$taint"; then
 			echo "round $i of $ROUNDS failed"
 			return 1
 		fi
 	done
-	no_kernel_report netdev-race "$taint" log || return 1
+	vroce_no_kernel_report netdev-race "$taint" log || return 1
 	echo "$ROUNDS rounds"
 }
 
@@ -187,15 +160,15 @@ unload_race() {
 	local i taint
 
 	dmesg_mark unload-race
-	taint=$(kernel_taint)
+	taint=$(vroce_taint)
 	for ((i = 0; i < UNLOADS; i++)); do
 		if ! unload_round "$i" ||
-		   ! no_kernel_report unload-race "$taint"; then
+		   ! vroce_no_kernel_report unload-race "$taint"; then
 			echo "round $i of $UNLOADS failed"
 			return 1
 		fi
 	done
-	no_kernel_report unload-race "$taint" log || return 1
+	vroce_no_kernel_report unload-race "$taint" log || return 1
 	echo "$UNLOADS rounds"
 }
 

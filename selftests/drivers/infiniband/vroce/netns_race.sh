@@ -42,30 +42,13 @@ cleanup() {
 	[ -w "$PARAM" ] && echo 0 >"$PARAM"
 	rdma link delete nr0 2>/dev/null
 	ip link del nra 2>/dev/null
-	ip -all netns del 2>/dev/null
+	ns_del_all
 	wait_for 10 rdma system set netns shared
 	vroce_unload
 	rm -f "$ERR"
 	vroce_cleanup
 }
 trap cleanup EXIT
-
-TAINT_REPORT=$(((1 << 9) | (1 << 7) | (1 << 5)))
-
-# no_kernel_report MARK TAINT: no new warning, oops or KASAN taint since
-# TAINT, and no report in the log since MARK.
-no_kernel_report() {
-	local taint
-
-	read -r taint </proc/sys/kernel/tainted
-	if (((taint & ~$2) & TAINT_REPORT)); then
-		echo "kernel taint went from $2 to $taint"
-		dmesg_since "$1" | tail -n 40
-		return 1
-	fi
-	! dmesg_since "$1" |
-		grep -E -m 5 'WARNING:|BUG:|Oops|KASAN|general protection|waiting for .* to become free'
-}
 
 roce_socket() {
 	ip netns exec "$1" ss -Huan "sport = :4791" | grep -q 4791
@@ -220,7 +203,7 @@ window_race() {
 
 	vroce_load || return 1
 	dmesg_mark netns-window
-	read -r taint </proc/sys/kernel/tainted
+	taint=$(vroce_taint)
 	for ((i = 0; i < 10 && done < 4; i++)); do
 		rc=0
 		window_round "$done" || rc=$?
@@ -235,7 +218,7 @@ window_race() {
 		done=$((done + 1))
 	done
 	[ "$done" = 4 ] || { echo "only $done rounds in the window"; return 1; }
-	no_kernel_report netns-window "$taint"
+	vroce_no_kernel_report netns-window "$taint" log
 }
 
 # After a move: a device that "rdma link add" created holds the sockets
@@ -291,7 +274,7 @@ free_race() {
 
 	vroce_load || return 1
 	dmesg_mark netns-free
-	read -r taint </proc/sys/kernel/tainted
+	taint=$(vroce_taint)
 	for ((i = 0; i < ROUNDS; i++)); do
 		if ! free_round "$i"; then
 			echo "round $i of $ROUNDS failed"
@@ -301,7 +284,7 @@ free_race() {
 	echo 0 >"$PARAM"
 	wait_for "$STEP_S" no_vroce_device || { forget_device; return 1; }
 	teardown_not_stalled || return 1
-	no_kernel_report netns-free "$taint" || return 1
+	vroce_no_kernel_report netns-free "$taint" log || return 1
 	echo "$ROUNDS rounds"
 }
 
@@ -362,7 +345,7 @@ exclusive_race() {
 		return 1
 	fi
 	dmesg_mark netns-excl
-	read -r taint </proc/sys/kernel/tainted
+	taint=$(vroce_taint)
 	# vroce supports the move: the device leaves init_net for X.
 	x=$(ns_add nrx) || return 1
 	ip link add nra type veth peer name nrb &&
@@ -390,7 +373,7 @@ exclusive_race() {
 		echo "cannot switch back to shared mode"
 		return 1
 	fi
-	no_kernel_report netns-excl "$taint" || return 1
+	vroce_no_kernel_report netns-excl "$taint" log || return 1
 	echo "$EXCL_ROUNDS rounds"
 }
 

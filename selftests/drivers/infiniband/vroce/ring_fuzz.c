@@ -254,25 +254,14 @@ static uint64_t any_addr(const struct fz *f)
 	}
 }
 
-static uint32_t any_lkey(const struct fz *f)
+/* A key: of an MR (read-write, read-only, other PD, deregistered) or not. */
+static uint32_t any_key(const struct fz *f, bool remote)
 {
 	switch (rnd() % 6) {
-	case 0: return f->rw->lkey;
-	case 1: return f->ro->lkey;
-	case 2: return f->other->lkey;
-	case 3: return f->stale_lkey;
-	case 4: return 0;
-	default: return (uint32_t)rnd();
-	}
-}
-
-static uint32_t any_rkey(const struct fz *f)
-{
-	switch (rnd() % 6) {
-	case 0: return f->rw->rkey;
-	case 1: return f->ro->rkey;
-	case 2: return f->other->rkey;
-	case 3: return f->stale_rkey;
+	case 0: return remote ? f->rw->rkey : f->rw->lkey;
+	case 1: return remote ? f->ro->rkey : f->ro->lkey;
+	case 2: return remote ? f->other->rkey : f->other->lkey;
+	case 3: return remote ? f->stale_rkey : f->stale_lkey;
 	case 4: return 0;
 	default: return (uint32_t)rnd();
 	}
@@ -325,7 +314,7 @@ static void mutate_send(const struct fz *f, enum kind k,
 		sge = &w->dma.sge[i];
 		switch (rnd() % 3) {
 		case 0:
-			sge->lkey = any_lkey(f);
+			sge->lkey = any_key(f, false);
 			break;
 		case 1:
 			sge->addr = any_addr(f);
@@ -344,7 +333,7 @@ static void mutate_send(const struct fz *f, enum kind k,
 			note(v, " ah_num=%u", w->wr.wr.ud.ah_num);
 			break;
 		}
-		w->wr.wr.rdma.rkey = any_rkey(f);
+		w->wr.wr.rdma.rkey = any_key(f, true);
 		note(v, " rkey=%#x", w->wr.wr.rdma.rkey);
 		break;
 	case 8:
@@ -626,7 +615,7 @@ static void mutate_recv(const struct fz *f, uint64_t wr_id, struct verdict *v)
 		w->dma.length = any_len();
 		break;
 	case 2:
-		w->dma.sge[0].lkey = any_lkey(f);
+		w->dma.sge[0].lkey = any_key(f, false);
 		break;
 	default:
 		w->dma.sge[0].addr = any_addr(f);
