@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Allocation failures at every step of device creation and of opening a
-# user context: each attempt either succeeds or fails with an error, and a
-# failure leaves nothing behind (the VM runner then checks kmemleak and the
+# user context (fail_nth.c): each attempt either succeeds or fails with an
+# error, and a failure leaves nothing behind (the VM runner then checks kmemleak and the
 # kernel log). Needs a kernel with failslab and fail-nth (the debug kernel);
 # skips elsewhere.
 
@@ -12,7 +12,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 vroce_require ip rdma ibv_devinfo
 
 FAILSLAB=/sys/kernel/debug/failslab
-MAX_STEPS=400
+# A step costs about 2 s on the debug kernel, and "rdma link add" reaches
+# hundreds of sites, most in ib_core: the first FAULTS_ALL one by one (the
+# driver's own allocations come first), then one in FAULTS_EVERY, at an
+# offset drawn from FAULTS_SEED. FAULTS_EVERY=1 walks every site.
+WALK=(--all "${FAULTS_ALL:-30}" --every "${FAULTS_EVERY:-250}")
+[ -z "${FAULTS_SEED:-}" ] || WALK+=(--seed "$FAULTS_SEED")
 
 [ -w /proc/self/fail-nth ] && [ -d $FAILSLAB ] ||
 	vroce_skip_all "kernel without failslab/fail-nth (use the debug kernel)"
@@ -25,14 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run_failing N CMD...: run CMD with its task's Nth slab allocation failing.
-run_failing() {
-	local n="$1"
-
-	shift
-	(echo "$n" >/proc/self/fail-nth && exec "$@") >/dev/null 2>&1
-}
-
 setup() {
 	echo N >$FAILSLAB/ignore-gfp-wait &&
 		echo 0 >$FAILSLAB/verbose &&
@@ -40,41 +37,18 @@ setup() {
 		ip link set fva up && ip link set fvb up
 }
 
-# Fail the 1st, 2nd, ... allocation of "rdma link add" until it succeeds.
+# Fail the 1st, 2nd, ... fault site "rdma link add" reaches, until it
+# reaches none (fail_nth.c): each site fails once, also those whose failure
+# the device creation survives.
 link_add_under_failures() {
-	local n failed=0
-
-	for n in $(seq 1 $MAX_STEPS); do
-		if run_failing "$n" rdma link add fv0 type vroce netdev fva; then
-			echo "succeeded with allocation $n failing, after $failed failures"
-			rdma_dev_exists fv0 && rdma link delete fv0 &&
-				rdma_dev_gone fv0
-			return
-		fi
-		failed=$((failed + 1))
-		if rdma_dev_exists fv0 || rdma link show | grep -q "^link fv0/"; then
-			echo "allocation $n failed, but a device was left behind"
-			return 1
-		fi
-	done
-	echo "still failing after $MAX_STEPS steps"
-	return 1
+	"$VROCE_BIN/fail_nth" link-add fv0 fva "${WALK[@]}"
 }
 
-# Same for opening a user context and querying the device.
+# Same for opening a user context, querying the device, and a PD.
 devinfo_under_failures() {
-	local n
-
 	rdma link add fv1 type vroce netdev fva || return 1
-	for n in $(seq 1 $MAX_STEPS); do
-		if run_failing "$n" ibv_devinfo -d fv1; then
-			echo "succeeded with allocation $n failing"
-			rdma link delete fv1
-			return
-		fi
-	done
-	echo "still failing after $MAX_STEPS steps"
-	return 1
+	"$VROCE_BIN/fail_nth" open fv1 "${WALK[@]}" || return 1
+	rdma link delete fv1
 }
 
 still_works() {
