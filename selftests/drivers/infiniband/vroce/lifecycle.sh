@@ -17,22 +17,29 @@ vroce_require ip rdma modprobe
 
 DBG=/sys/kernel/debug/vroce
 if vroce_lean_kernel && [ -z "${LIFECYCLE_FULL:-}" ]; then
-	ROUNDS=${LIFECYCLE_ROUNDS:-30}
+	ROUNDS=${LIFECYCLE_ROUNDS:-60}
 	UNLOADS=${LIFECYCLE_UNLOADS:-6}
 else
-	ROUNDS=${LIFECYCLE_ROUNDS:-100}
+	ROUNDS=${LIFECYCLE_ROUNDS:-240}
 	UNLOADS=${LIFECYCLE_UNLOADS:-9}
 fi
 # Long enough for the other side to start while a dealloc waits, even on a
 # busy host (a command can take a few hundred ms to start in the VM).
 NETDEV_DELAY_MS=500
 UNLOAD_DELAY_MS=1000
+LANES=3
+LANE_LOG=$(mktemp -u /tmp/vroce-lifecycle.XXXXXX)
 BG=
 
 cleanup() {
+	local k
+
 	[ -n "$BG" ] && kill "$BG" 2>/dev/null
 	wait 2>/dev/null
-	ip link del lca 2>/dev/null
+	for ((k = 0; k < LANES; k++)); do
+		ip link del "lca$k" 2>/dev/null
+	done
+	rm -f "$LANE_LOG".*
 	vroce_unload
 	vroce_cleanup
 }
@@ -60,16 +67,23 @@ reap() {
 	return "$rc"
 }
 
-# new_dev DELAY_MS: a dummy netdev lca and a device lc0 over it, whose
+# lane K: the names of lane K's device and netdev (the netdev race runs
+# in parallel lanes; the unload race uses lane 0).
+lane() {
+	DEV=lc$1
+	NDEV=lca$1
+}
+
+# new_dev DELAY_MS: a dummy netdev NDEV and a device DEV over it, whose
 # deallocation will wait DELAY_MS.
 new_dev() {
-	ip link add lca type dummy &&
-		rdma link add lc0 type vroce netdev lca &&
-		echo "$1" >"$DBG/lc0/dealloc_delay_ms"
+	ip link add "$NDEV" type dummy &&
+		rdma link add "$DEV" type vroce netdev "$NDEV" &&
+		echo "$1" >"$DBG/$DEV/dealloc_delay_ms"
 }
 
 netdev_gone() {
-	[ ! -e /sys/class/net/lca ]
+	[ ! -e "/sys/class/net/$NDEV" ]
 }
 
 # Round I of the netdev race. I % 3 == 0: "rdma link delete" first, and the
@@ -83,46 +97,64 @@ netdev_round() {
 	case $mode in
 	0)
 		new_dev "$NETDEV_DELAY_MS" || return 1
-		rdma link delete lc0 &
+		rdma link delete "$DEV" &
 		BG=$!
-		spin_until_dealloc lc0 || return 1
-		ip link del lca || return 1
+		spin_until_dealloc "$DEV" || return 1
+		ip link del "$NDEV" || return 1
 		reap || { echo "rdma link delete failed"; return 1; }
 		;;
 	1)
 		new_dev 0 || return 1
-		rdma link delete lc0 2>/dev/null &
+		rdma link delete "$DEV" 2>/dev/null &
 		BG=$!
-		ip link del lca || return 1
+		ip link del "$NDEV" || return 1
 		reap
 		;;
 	2)
 		new_dev 0 || return 1
-		ip link del lca &
+		ip link del "$NDEV" &
 		BG=$!
-		rdma link delete lc0 2>/dev/null
+		rdma link delete "$DEV" 2>/dev/null
 		reap || { echo "ip link del failed"; return 1; }
 		;;
 	esac
-	wait_for 10 rdma_dev_gone lc0 || { echo "lc0 left behind"; return 1; }
-	netdev_gone || { echo "lca left behind"; return 1; }
+	wait_for 10 rdma_dev_gone "$DEV" || { echo "$DEV left behind"; return 1; }
+	netdev_gone || { echo "$NDEV left behind"; return 1; }
 }
 
+# netdev_lane K: lane K's share of the netdev race's rounds.
+netdev_lane() {
+	local i
+
+	lane "$1"
+	for ((i = $1; i < ROUNDS; i += LANES)); do
+		if ! netdev_round "$i" ||
+		   ! vroce_no_kernel_report netdev-race "$2"; then
+			echo "lane $1: round $i of $ROUNDS failed"
+			return 1
+		fi
+	done
+}
+
+# The rounds run in LANES parallel lanes, whose removals also race each
+# other.
 netdev_race() {
-	local i taint
+	local k taint pids=() rc=0
 
 	modprobe dummy && vroce_load || return 1
 	dmesg_mark netdev-race
 	taint=$(vroce_taint)
-	for ((i = 0; i < ROUNDS; i++)); do
-		if ! netdev_round "$i" ||
-		   ! vroce_no_kernel_report netdev-race "$taint"; then
-			echo "round $i of $ROUNDS failed"
-			return 1
-		fi
+	for ((k = 0; k < LANES; k++)); do
+		netdev_lane "$k" "$taint" >"$LANE_LOG.$k" 2>&1 &
+		pids+=($!)
 	done
+	for ((k = 0; k < LANES; k++)); do
+		wait "${pids[k]}" || { rc=1; cat "$LANE_LOG.$k"; }
+	done
+	rm -f "$LANE_LOG".*
+	[ "$rc" = 0 ] || return 1
 	vroce_no_kernel_report netdev-race "$taint" log || return 1
-	echo "$ROUNDS rounds"
+	echo "$ROUNDS rounds in $LANES lanes"
 }
 
 # Round I of the unload race: rmmod once the device's dealloc runs, while
@@ -137,14 +169,14 @@ unload_round() {
 	[ "$mode" != 2 ] || delay=0
 	vroce_load && new_dev "$delay" || return 1
 	if [ "$mode" = 1 ]; then
-		ip link del lca &
+		ip link del "$NDEV" &
 	elif [ "$mode" = 0 ]; then
-		rdma link delete lc0 &
+		rdma link delete "$DEV" &
 	else
-		rdma link delete lc0 2>/dev/null &
+		rdma link delete "$DEV" 2>/dev/null &
 	fi
 	BG=$!
-	[ "$mode" = 2 ] || spin_until_dealloc lc0 || return 1
+	[ "$mode" = 2 ] || spin_until_dealloc "$DEV" || return 1
 	rmmod vroce || { echo "rmmod failed"; return 1; }
 	reap || rc=$?
 	if [ "$rc" != 0 ] && [ "$mode" != 2 ]; then
@@ -152,8 +184,8 @@ unload_round() {
 		return 1
 	fi
 	! vroce_loaded || { echo "vroce still loaded"; return 1; }
-	rdma_dev_gone lc0 || { echo "lc0 left behind"; return 1; }
-	netdev_gone || ip link del lca
+	rdma_dev_gone "$DEV" || { echo "$DEV left behind"; return 1; }
+	netdev_gone || ip link del "$NDEV"
 }
 
 unload_race() {
@@ -172,6 +204,7 @@ unload_race() {
 	echo "$UNLOADS rounds"
 }
 
+lane 0
 ktap_print_header
 ktap_set_plan 2
 check "rdma link delete racing the netdev's removal" netdev_race
