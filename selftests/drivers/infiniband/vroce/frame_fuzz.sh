@@ -17,6 +17,9 @@
 #
 #   FRAME_FUZZ_SEED=N        replay a run (default: a new seed each run)
 #   FRAME_FUZZ_ITERATIONS=N  frames (default 100000; 50000 on 6.1)
+#   FRAME_FUZZ_FIRST=I       start at frame I (replay a batch it printed)
+#   FRAME_FUZZ_BATCH=N       frames per batch (default 64; 1 prints the
+#                            frame whose counters are off)
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -55,6 +58,8 @@ iters=100000
 case "$(uname -r)" in 6.1.*) iters=50000 ;; esac
 args=(--iterations "${FRAME_FUZZ_ITERATIONS:-$iters}")
 [ -n "${FRAME_FUZZ_SEED:-}" ] && args+=(--seed "$FRAME_FUZZ_SEED")
+[ -n "${FRAME_FUZZ_FIRST:-}" ] && args+=(--first "$FRAME_FUZZ_FIRST")
+[ -n "${FRAME_FUZZ_BATCH:-}" ] && args+=(--batch "$FRAME_FUZZ_BATCH")
 
 if ! setup >"$VROCE_LOG" 2>&1; then
 	ktap_print_header
