@@ -71,6 +71,8 @@
 #define CHUNK		(16u << 10)
 #define DEPTH		8
 #define LIVE_MIN	64		/* chunks the live stream moves at least */
+/* A pause after each chunk: the live stream leaves CPU to the fuzzing. */
+#define LIVE_PAUSE_US	1000
 #define FZ_LEN		(64u << 10)	/* the spare QPs' MR */
 #define UD_RECVS	32
 #define UD_RECV_LEN	(4096 + 40)
@@ -554,6 +556,7 @@ static void *live_run(void *arg)
 		}
 		done++;
 		atomic_fetch_add(&live_done, live_pkts_per_chunk);
+		usleep(LIVE_PAUSE_US);
 		if ((!atomic_load(&live_stop) || next < LIVE_MIN) &&
 		    live_post(slot, next++))
 			goto post_err;
@@ -686,9 +689,10 @@ static int seed_opcode(enum target t)
 	}
 }
 
+/* Mostly short: long frames are few, so that many frames go out. */
 static uint32_t seed_paylen(void)
 {
-	switch (rn(8)) {
+	switch (rn(16)) {
 	case 0:
 		return 0;
 	case 1:
@@ -1069,7 +1073,8 @@ static void frame_make(struct frame *f, uint64_t idx)
 	rnd();
 	f->kind = rn(K_NR);
 	f->target = rn(100) < 20 ? T_LIVE : rn(T_NR);
-	if (f->target == T_GSI && chance(70))
+	/* Few at the GSI QP: ib_core logs most of what it gets. */
+	if (f->target == T_GSI && chance(85))
 		f->target = T_SPARE;
 	f->vlan = -1;
 	if (chance(15))
