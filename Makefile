@@ -28,7 +28,7 @@ KVERS := $(if $(KVER),$(KVER),$(DETECTED))
 
 KBUILD_ARGS := $(if $(W),W=$(W)) $(if $(C),C=$(C)) $(if $(V),V=$(V))
 
-.PHONY: all modules clean lint check demo incast install help deps FORCE
+.PHONY: all modules clean lint check demo incast soak install help deps FORCE
 
 all: modules
 
@@ -64,6 +64,10 @@ bench:
 
 incast:
 	@$(TOP)/tools/bench/incast.sh
+
+# The fuzzers and a mixed load on the debug kernel: SOAK_MINUTES=60.
+soak:
+	@$(TOP)/tools/soak.sh
 
 deps:
 	@$(TOP)/tools/deps.sh

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make soak SOAK_MINUTES=N: the fuzzers and a mixed load on the debug kernel
+# (KASAN, lockdep, kmemleak), in one VM boot, until N minutes are up. Not
+# part of make check.
+#
+# A cycle runs, each with a new seed: ring_fuzz.sh (hostile user rings),
+# frame_fuzz.sh (hostile frames beside a verified RC transfer), netem.sh
+# (RC WRITE/READ/SEND through loss, reordering, duplication and corruption,
+# congestion control on), ud.sh, rc.sh (every opcode, RoCE v1 and v2),
+# kill.sh (processes killed mid-transfer), lifecycle.sh and netns_race.sh
+# (device, netdev and namespace removal races). A cycle is counted once it
+# ends; the last one is not started after the deadline.
+#
+# The last line is
+#   soak: frames=N wqes=N bytes_verified=N cycles=N splats=N leaks=N stuck=N failed=N
+# frames: fuzzed frames sent; wqes: fuzzed WQEs (ring_fuzz cases);
+# bytes_verified: bytes moved by transfers that compared every byte;
+# splats: kernel reports (as tools/testing/vm/run.sh counts them); leaks:
+# kmemleak objects; stuck: hung-task reports; failed: test results that
+# failed. Exit status 0 only if the last four are 0.
+#
+#   SOAK_MINUTES=60  SOAK_TESTS="ring_fuzz.sh frame_fuzz.sh"  SOAK_OUT=DIR
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+SOAK_TESTS=${SOAK_TESTS:-ring_fuzz.sh frame_fuzz.sh netem.sh ud.sh rc.sh kill.sh lifecycle.sh netns_race.sh}
+
+# In the guest: cycles until DEADLINE (epoch seconds); the tests' KTAP
+# goes to OUT/cycle-N.tap.
+guest() {
+	local deadline=$1 out=$2 n=0 t
+
+	while (($(date +%s) < deadline)); do
+		for t in $SOAK_TESTS; do
+			"$TOP/tools/ksft.sh" run "$t"
+		done >"$out/cycle-$n.tap" 2>&1
+		n=$((n + 1))
+		echo "soak: cycle $n done, $(((deadline - $(date +%s)) / 60)) min left"
+	done
+}
+
+# sum_field FILES REGEX: the sum of the numbers the sed REGEX captures.
+sum_field() {
+	local re=$1
+
+	shift
+	sed -n -E "s/$re/\\1/p" "$@" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
+}
+
+count() {
+	local re=$1
+
+	shift
+	cat "$@" 2>/dev/null | grep -c -E -- "$re"
+}
+
+report() {
+	local out=$1 taps frames wqes mib chunks cycles splats leaks stuck failed
+
+	taps=("$out"/cycle-*.tap)
+	frames=$(sum_field '^# # ([0-9]+) frames \(.*' "${taps[@]}")
+	wqes=$(sum_field '^# # [A-Z]+: ([0-9]+) cases; .*' "${taps[@]}")
+	mib=$(sum_field '^# # rc_stream: [a-z]+ ([0-9]+) MiB .*every byte checked.*' "${taps[@]}")
+	chunks=$(sed -n -E 's/.*moved ([0-9]+) chunks of ([0-9]+) bytes, byte-exact.*/\1 \2/p' \
+		"${taps[@]}" 2>/dev/null | awk '{ s += $1 * $2 } END { print s + 0 }')
+	cycles=$(find "$out" -name 'cycle-*.tap' | wc -l)
+	# The last cycle may have been cut by the VM's timeout.
+	grep -q 'soak: cycle' "$out/console.log" 2>/dev/null &&
+		cycles=$(grep -c 'soak: cycle .* done' "$out/console.log")
+	splats=$(count 'WARNING:|BUG:|Oops|KASAN|UBSAN:|general protection fault|possible circular locking|inconsistent lock state|suspicious RCU usage|soft lockup|Kernel panic|refcount_t:|list_(add|del) corruption' \
+		"$out/dmesg.txt")
+	leaks=$(count '^unreferenced object' "$out/kmemleak.txt")
+	stuck=$(count 'blocked for more than|hung_task' "$out/dmesg.txt")
+	failed=$(count '^# not ok ' "${taps[@]}")
+	echo "soak: frames=$frames wqes=$wqes bytes_verified=$((mib * 1048576 + chunks)) cycles=$cycles splats=$splats leaks=$leaks stuck=$stuck failed=$failed"
+	((splats == 0 && leaks == 0 && stuck == 0 && failed == 0))
+}
+
+main() {
+	local minutes=${SOAK_MINUTES:-60} out deadline
+
+	out=${SOAK_OUT:-$TOP/build/soak}
+	rm -rf "$out" && mkdir -p "$out" || exit 1
+	"$TOP/tools/testing/vm/debug-kernel.sh" build || exit 1
+	make -C "$TOP" KVER=debug >"$out/build.log" 2>&1 ||
+		{ tail -20 "$out/build.log"; exit 1; }
+	"$TOP/tools/ksft.sh" build >"$out/ksft-build.log" 2>&1 ||
+		{ tail -20 "$out/ksft-build.log"; exit 1; }
+	deadline=$(($(date +%s) + minutes * 60))
+	echo "soak: $minutes min on the debug kernel: $SOAK_TESTS"
+	# One cycle may start just before the deadline: an hour of margin.
+	"$TOP/tools/testing/vm/run.sh" -k debug -t $((minutes * 60 + 3600)) \
+		-o "$out" -- env VROCE_KO="$TOP/build/debug/vroce.ko" \
+		SOAK_TESTS="$SOAK_TESTS" VROCE_VERBOSE=1 "$TOP/tools/soak.sh" guest "$deadline" \
+		"$out" >"$out/run.log" 2>&1
+	echo "soak: the VM exited $? (tools/testing/vm/README)"
+	report "$out"
+}
+
+if [ "${1:-}" = guest ]; then
+	guest "$2" "$3"
+else
+	main
+fi
