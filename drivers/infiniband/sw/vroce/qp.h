@@ -63,7 +63,7 @@ struct vroce_av {
  * @req_mutex: guards req.lent, and a doorbell's solo run of the requester
  *	while the task lends it (task.c)
  * @rxq: received packets waiting for the task; appended by the receive
- *	path, removed by the task only, both under rxq.lock (task.c)
+ *	path, removed by the task only, both under rxq.lock (rxq.c)
  * @rxq_bytes: the skb->truesize of the packets in @rxq (rxq.lock)
  * @task_flags: VROCE_TASK_AGAIN: run the task again once task_mutex is
  *	released (task.c)

@@ -75,7 +75,7 @@ static_assert(VROCE_REQ_WINDOW_LOOP * 2 <= VROCE_RXQ_MAX);
  * legitimately holds two windows of packets at most (its peer's requests
  * and the responses to its own, as for VROCE_RXQ_MAX), so the loopback
  * window fits whole at any path MTU. This stops what the path MTU check
- * (task.c) cannot: reassembled datagrams of a short payload in many IP
+ * (rxq.c) cannot: reassembled datagrams of a short payload in many IP
  * fragments, each an skb of its own.
  */
 #define VROCE_RXQ_BYTES		(VROCE_RXQ_MAX * VROCE_RXQ_PSN_TRUESIZE)
@@ -329,21 +329,39 @@ static inline struct vroce_bth *vroce_rx_bth(struct sk_buff *skb)
 }
 
 /* task.c APIs: */
+struct vroce_run_list;
 int vroce_task_init(void);
 void vroce_task_exit(void);
+void vroce_task_qp_init(struct vroce_qp *qp);
+void vroce_task_kick(struct vroce_qp *qp);
+void vroce_task_doorbell(struct vroce_qp *qp);
+void vroce_task_unlock(struct vroce_qp *qp);
+bool vroce_task_handoff(const struct vroce_run_list *run,
+			const struct sk_buff *skb);
+void vroce_task_wake(struct vroce_qp *qp, struct vroce_run_list *run,
+		     bool handoff);
+
+/* rxq.c APIs: */
+void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
+		 struct vroce_run_list *run);
+struct sk_buff *vroce_rxq_next(struct vroce_qp *qp);
+struct sk_buff *vroce_rxq_peek(struct vroce_qp *qp);
+struct sk_buff *vroce_rxq_dequeue(struct vroce_qp *qp);
+void vroce_rxq_purge(struct vroce_qp *qp);
+void vroce_rxq_dispatch(struct vroce_qp *qp, struct sk_buff *skb);
+bool vroce_rxq_may_overtake(struct vroce_qp *qp, struct sk_buff *skb);
+
+/* qp_xport.c APIs: */
 int vroce_xport_qp_init(struct vroce_qp *qp);
 void vroce_xport_qp_stop(struct vroce_qp *qp);
 void vroce_xport_qp_free(struct vroce_qp *qp);
 void vroce_xport_reset(struct vroce_qp *qp);
 void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
 			int mask);
-void vroce_task_kick(struct vroce_qp *qp);
-void vroce_task_doorbell(struct vroce_qp *qp);
-void vroce_task_unlock(struct vroce_qp *qp);
-void vroce_qp_rx(struct vroce_qp *qp, struct sk_buff *skb,
-		 struct vroce_run_list *run);
 void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
 			  u8 opcode, u32 psn);
+
+/* pkt.c APIs: */
 void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr);
 void *vroce_pkt_payload(struct sk_buff *skb);
 int vroce_pkt_walk_payload(struct sk_buff *skb,
