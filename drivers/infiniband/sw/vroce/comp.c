@@ -30,13 +30,14 @@
 
 #include <linux/sizes.h>
 
+#include "comp.h"
 #include "counters.h"
 #include "cq.h"
 #include "debugfs.h"
 #include "device.h"
 #include "opcode.h"
 #include "qp.h"
-#include "xport.h"
+#include "rx.h"
 
 /*
  * While a READ response payload this long or longer is copied, the task

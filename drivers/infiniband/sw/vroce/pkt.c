@@ -16,7 +16,8 @@
 
 #include "opcode.h"
 #include "qp.h"
-#include "xport.h"
+#include "rx.h"
+#include "tx.h"
 
 /* An extension header of a received packet; the opcode must have it. */
 void *vroce_pkt_hdr(struct sk_buff *skb, unsigned int hdr)

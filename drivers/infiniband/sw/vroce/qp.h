@@ -3,17 +3,23 @@
 #define _VROCE_QP_H
 
 #include <linux/completion.h>
+#include <linux/mutex.h>
 #include <linux/refcount.h>
+#include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "cc.h"
+#include "req.h"
+#include "resp.h"
 #include "wqe.h"
-#include "xport.h"
 
 struct vroce_cq;
 struct vroce_dev;
+struct vroce_pkt_info;
+struct vroce_run_list;
 struct vroce_srq;
 
 /*
@@ -145,6 +151,16 @@ void vroce_qp_flush_sq(struct vroce_qp *qp);
 void vroce_qp_flush_rq(struct vroce_qp *qp, bool start);
 void vroce_qp_release_av(struct vroce_qp *qp);
 void vroce_qp_sq_drained(struct vroce_qp *qp);
+
+/* qp_xport.c APIs: */
+int vroce_xport_qp_init(struct vroce_qp *qp);
+void vroce_xport_qp_stop(struct vroce_qp *qp);
+void vroce_xport_qp_free(struct vroce_qp *qp);
+void vroce_xport_reset(struct vroce_qp *qp);
+void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
+			int mask);
+void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
+			  u8 opcode, u32 psn);
 
 /* qp_post.c APIs: */
 int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

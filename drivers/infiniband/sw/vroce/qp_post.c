@@ -50,6 +50,7 @@
 #include "cq.h"
 #include "qp.h"
 #include "query.h"
+#include "task.h"
 
 #define VROCE_WR_BASIC (BIT_ULL(IB_WR_SEND) | BIT_ULL(IB_WR_SEND_WITH_IMM))
 /* UC has no SEND with invalidate opcode (IBTA). */

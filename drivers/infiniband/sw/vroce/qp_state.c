@@ -39,6 +39,7 @@
 #include "qp.h"
 #include "query.h"
 #include "srq.h"
+#include "task.h"
 
 #define VROCE_QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)

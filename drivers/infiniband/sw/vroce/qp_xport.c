@@ -24,8 +24,10 @@
 
 #include "qp.h"
 #include "query.h"
+#include "rx.h"
 #include "srq.h"
-#include "xport.h"
+#include "task.h"
+#include "tx.h"
 
 /**
  * vroce_xport_qp_init - set up a new QP's transport

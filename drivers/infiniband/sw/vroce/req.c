@@ -58,6 +58,7 @@
 
 #include <linux/slab.h>
 
+#include "comp.h"
 #include "compat.h"
 #include "counters.h"
 #include "cq.h"
@@ -66,7 +67,10 @@
 #include "mr.h"
 #include "opcode.h"
 #include "qp.h"
-#include "xport.h"
+#include "req.h"
+#include "rx.h"
+#include "tx.h"
+#include "ud.h"
 
 static u32 vroce_qp_mtu(const struct vroce_qp *qp)
 {

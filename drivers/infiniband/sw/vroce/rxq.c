@@ -27,11 +27,21 @@
 
 #include <linux/skbuff.h>
 
+#include "comp.h"
 #include "counters.h"
 #include "device.h"
 #include "opcode.h"
 #include "qp.h"
-#include "xport.h"
+#include "resp.h"
+#include "rx.h"
+#include "task.h"
+#include "tx.h"
+#include "ud.h"
+
+/* The receive queue holds what the loopback window lets out, twice. */
+static_assert(VROCE_REQ_WINDOW_LOOP * 2 <= VROCE_RXQ_MAX);
+static_assert(VROCE_REQ_WINDOW_LOOP * 2 * VROCE_RXQ_PSN_TRUESIZE <=
+	      VROCE_RXQ_BYTES);
 
 /*
  * The most payload a packet for @qp may carry: an RC or UC QP's path MTU

@@ -71,8 +71,10 @@
 
 #include <linux/workqueue.h>
 
+#include "comp.h"
 #include "qp.h"
-#include "xport.h"
+#include "rx.h"
+#include "task.h"
 
 #define VROCE_TASK_BUDGET 16
 
