@@ -38,6 +38,7 @@
 #include "opcode.h"
 #include "qp.h"
 #include "rx.h"
+#include "timers.h"
 
 /*
  * While a READ response payload this long or longer is copied, the task
@@ -265,11 +266,7 @@ static void vroce_comp_rnr(struct vroce_qp *qp, u32 psn, u8 code)
 		}
 		req->rnr_left--;
 	}
-	req->rnr_wait = true;
-	req->ack_due = ktime_get_ns() + vroce_rnr_10us[code] * 10000ULL;
-	/* The retry after the wait asks for an ACK at its end. */
-	req->probe_due = 0;
-	vroce_req_timer_update(qp);
+	vroce_timers_rnr_wait(qp, vroce_rnr_10us[code] * 10000ULL);
 }
 
 static void vroce_comp_seq_nak(struct vroce_qp *qp, u32 psn)
@@ -536,7 +533,7 @@ static void vroce_comp_probe(struct vroce_qp *qp)
 	qp->req.unasked = false;
 	qp->req.last_nak_una = VROCE_PSN_MASK + 1;
 	vroce_req_rewind_tail(qp);
-	vroce_req_timer_arm(qp);
+	vroce_timers_ack_arm(qp);
 }
 
 /**
@@ -572,7 +569,7 @@ static void vroce_comp_ack_timeout(struct vroce_qp *qp)
 	req->last_nak_una = VROCE_PSN_MASK + 1;
 	vroce_req_shrink_window(qp);
 	vroce_req_rewind(qp);
-	vroce_req_timer_arm(qp);
+	vroce_timers_ack_arm(qp);
 }
 
 /**
@@ -612,5 +609,5 @@ void vroce_comp_timer(struct vroce_qp *qp)
 		}
 	}
 rearm:
-	vroce_req_timer_update(qp);
+	vroce_timers_update(qp);
 }

@@ -27,6 +27,7 @@
 #include "rx.h"
 #include "srq.h"
 #include "task.h"
+#include "timers.h"
 #include "tx.h"
 
 /**
@@ -40,6 +41,7 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	u32 rq_sge = qp->srq ? qp->srq->rq.max_sge : qp->rq.max_sge;
 
 	vroce_task_qp_init(qp);
+	vroce_timers_init(qp);
 	skb_queue_head_init(&qp->rxq);
 	qp->rxq_bytes = 0;
 
@@ -73,8 +75,7 @@ err:
  */
 void vroce_xport_reset(struct vroce_qp *qp)
 {
-	hrtimer_try_to_cancel(&qp->req.timer);
-	clear_bit(0, &qp->req.timer_fired);
+	vroce_timers_reset(qp);
 	vroce_rxq_purge(qp);
 	vroce_req_reset(qp);
 	vroce_resp_reset(qp);
@@ -116,7 +117,7 @@ void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
  */
 void vroce_xport_qp_stop(struct vroce_qp *qp)
 {
-	hrtimer_cancel(&qp->req.timer);
+	vroce_timers_stop(qp);
 	vroce_cc_rp_stop(qp);
 	vroce_xport_reset(qp);
 }

@@ -33,7 +33,7 @@
  *
  * The ACK timeout (4.096 us << timeout) runs while anything is
  * unacknowledged: an ACK moves its end (req.ack_due), and the hrtimer
- * catches up only when it expires (vroce_req_timer_update()).
+ * catches up only when it expires (vroce_timers_update()).
  *
  * Retransmission is go-back-N: vroce_req_rewind() moves the requester back
  * to the oldest unacknowledged PSN (req.una) and it sends everything from
@@ -69,6 +69,7 @@
 #include "qp.h"
 #include "req.h"
 #include "rx.h"
+#include "timers.h"
 #include "tx.h"
 #include "ud.h"
 
@@ -98,43 +99,6 @@ static u32 vroce_msg_pkts(const struct vroce_qp *qp, u32 len)
 }
 
 /**
- * vroce_req_timer_update - make the timer fire at the earlier of req.ack_due
- *	and req.probe_due
- * @qp: the QP
- *
- * The hrtimer is only started if it is not queued, or queued for later
- * than needed: one queued for earlier finds req.due in the future and
- * re-arms itself (vroce_task_timer()). So an ACK that moves the timeout
- * later costs no timer operation.
- */
-void vroce_req_timer_update(struct vroce_qp *qp)
-{
-	struct vroce_req *req = &qp->req;
-	struct hrtimer *timer = &req->timer;
-	u64 due = req->ack_due;
-
-	vroce_req_assert_owner(qp);
-
-	if (req->probe_due && (!due || req->probe_due < due))
-		due = req->probe_due;
-	WRITE_ONCE(req->due, due);
-	if (due && (!hrtimer_is_queued(timer) ||
-		    ktime_to_ns(hrtimer_get_expires(timer)) > due))
-		hrtimer_start(timer, ns_to_ktime(due), HRTIMER_MODE_ABS_SOFT);
-}
-
-/* (Re)start the ACK timeout: 4.096 us << the QP's timeout attribute. */
-void vroce_req_timer_arm(struct vroce_qp *qp)
-{
-	u8 timeout = qp->attr.timeout;
-
-	if (!timeout || qp->req.rnr_wait)
-		return;
-	qp->req.ack_due = ktime_get_ns() + (4096ULL << timeout);
-	vroce_req_timer_update(qp);
-}
-
-/**
  * vroce_req_progress - the peer acknowledged everything before @una
  * @qp: the QP
  * @una: the new oldest unacknowledged PSN (after req.una)
@@ -149,7 +113,7 @@ void vroce_req_progress(struct vroce_qp *qp, u32 una)
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.rnr_left = qp->attr.rnr_retry;
 	if (qp->req.una != qp->req.psn) {
-		vroce_req_timer_arm(qp);
+		vroce_timers_ack_arm(qp);
 		return;
 	}
 	/* Nothing outstanding: a queued timer expires without effect. */
@@ -158,7 +122,7 @@ void vroce_req_progress(struct vroce_qp *qp, u32 una)
 		qp->req.unasked = false;
 		qp->req.probe_due = 0;
 	}
-	vroce_req_timer_update(qp);
+	vroce_timers_update(qp);
 }
 
 static void vroce_req_cursor_init(struct vroce_qp *qp, u32 slot)
@@ -643,9 +607,7 @@ static void vroce_req_tail_sent(struct vroce_qp *qp, bool asked)
 		req->probe_due = 0;
 		return;
 	}
-	/* Moved at every unasked tail: a timer queued earlier re-arms. */
-	req->probe_due = ktime_get_ns() + VROCE_REQ_PROBE_NS;
-	vroce_req_timer_update(qp);
+	vroce_timers_probe_arm(qp);
 }
 
 /* Send the next packet of the WQE at req.idx. */
@@ -700,7 +662,7 @@ static void vroce_req_send(struct vroce_qp *qp)
 	if (vroce_cc_paced(&qp->cc))
 		vroce_cc_rp_sent(qp, len);
 	if (!req->ack_due)
-		vroce_req_timer_arm(qp);
+		vroce_timers_ack_arm(qp);
 	if (!uc && req->psn == req->max_psn)
 		vroce_req_tail_sent(qp, pi.ackreq);
 	if (last) {

@@ -158,8 +158,6 @@ bool vroce_req_step(struct vroce_qp *qp);
 void vroce_req_solo(struct vroce_qp *qp);
 void vroce_req_reset(struct vroce_qp *qp);
 void vroce_req_flush(struct vroce_qp *qp);
-void vroce_req_timer_update(struct vroce_qp *qp);
-void vroce_req_timer_arm(struct vroce_qp *qp);
 void vroce_req_progress(struct vroce_qp *qp, u32 una);
 void vroce_req_rewind(struct vroce_qp *qp);
 void vroce_req_rewind_tail(struct vroce_qp *qp);

@@ -61,12 +61,8 @@
  * or handed over by the receive path, dropped at the end of the run), so
  * destroy_qp's wait for the QP's references waits for the task too;
  * vroce_qp.dying keeps a dying QP's task from doing work or requeueing.
- * The timer kicks the task only through refcount_inc_not_zero(); destroy
- * cancels it once no reference is left (vroce_xport_qp_stop()). Without a
- * reference, the timer's function touches only the hrtimer and req.due
- * (when it re-arms itself for an end that moved later): hrtimer_cancel()
- * waits for a running callback and removes what it re-armed, so the QP
- * outlives both.
+ * The timer kicks the task only through refcount_inc_not_zero()
+ * (timers.c).
  */
 
 #include <linux/workqueue.h>
@@ -75,6 +71,7 @@
 #include "qp.h"
 #include "rx.h"
 #include "task.h"
+#include "timers.h"
 
 #define VROCE_TASK_BUDGET 16
 
@@ -273,7 +270,7 @@ static bool vroce_task_steps(struct vroce_qp *qp)
 			continue;
 		}
 		/* After the queued responses: they may be the progress. */
-		if (test_and_clear_bit(0, &qp->req.timer_fired)) {
+		if (vroce_timers_fired(qp)) {
 			vroce_comp_timer(qp);
 			continue;
 		}
@@ -452,28 +449,6 @@ void vroce_task_doorbell(struct vroce_qp *qp)
 	vroce_run_list_drain(&run);
 }
 
-/*
- * Expired at or before req.due: an end that moved later re-arms the timer
- * (a start from the callback is serialized with the task's by the hrtimer
- * base lock); an end that passed kicks the task, which checks again under
- * task_mutex (vroce_comp_timer()).
- */
-static enum hrtimer_restart vroce_task_timer(struct hrtimer *timer)
-{
-	struct vroce_qp *qp = container_of(timer, struct vroce_qp, req.timer);
-	u64 due = READ_ONCE(qp->req.due);
-
-	if (!due)
-		return HRTIMER_NORESTART;
-	if (ktime_get_ns() < due) {
-		hrtimer_start(timer, ns_to_ktime(due), HRTIMER_MODE_ABS_SOFT);
-		return HRTIMER_NORESTART;
-	}
-	set_bit(0, &qp->req.timer_fired);
-	vroce_task_kick(qp);
-	return HRTIMER_NORESTART;
-}
-
 /**
  * vroce_task_qp_init - set up a new QP's task
  * @qp: the QP, unreachable (create_qp)
@@ -483,6 +458,4 @@ void vroce_task_qp_init(struct vroce_qp *qp)
 	INIT_WORK(&qp->task, vroce_task_run);
 	mutex_init(&qp->task_mutex);
 	mutex_init(&qp->req_mutex);
-	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	qp->req.timer.function = vroce_task_timer;
 }
