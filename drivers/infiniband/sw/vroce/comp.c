@@ -93,6 +93,7 @@ void vroce_comp_retire(struct vroce_qp *qp)
 	struct vroce_queue *q = &qp->sq.queue;
 	unsigned long flags;
 
+	lockdep_assert_held(&qp->task_mutex);
 	while (q->cons != qp->req.next_new) {
 		struct vroce_swqe *sw = &qp->req.wqes[q->cons];
 
@@ -146,6 +147,7 @@ void vroce_comp_fail_at(struct vroce_qp *qp, u32 slot,
 {
 	u32 i;
 
+	lockdep_assert_held(&qp->task_mutex);
 	vroce_comp_count_status(qp, status);
 	for (i = qp->sq.queue.cons; i != slot;
 	     i = vroce_sq_next(qp, i)) {

@@ -67,7 +67,7 @@ struct vroce_av {
  * @task: runs the transport (task.c); owns a reference while queued
  * @task_mutex: held by the task while it runs and by modify_qp
  * @req_mutex: guards req.lent, and a doorbell's solo run of the requester
- *	while the task lends it (task.c)
+ *	while the task lends it (req.c)
  * @rxq: received packets waiting for the task; appended by the receive
  *	path, removed by the task only, both under rxq.lock (rxq.c)
  * @rxq_bytes: the skb->truesize of the packets in @rxq (rxq.lock)
@@ -103,7 +103,7 @@ struct vroce_qp {
 	bool cq_lost;
 	struct work_struct task;
 	struct mutex task_mutex; /* see task.c */
-	struct mutex req_mutex; /* see task.c */
+	struct mutex req_mutex; /* see req.c */
 	unsigned long task_flags;
 	struct sk_buff_head rxq;
 	unsigned int rxq_bytes;
@@ -122,7 +122,7 @@ static inline struct vroce_qp *to_vqp(struct ib_qp *ibqp)
 
 /*
  * The requester's owner: the QP's task (task_mutex), or a doorbell's solo
- * run that borrowed it (req_mutex, req.lent; task.c).
+ * run that borrowed it (req_mutex, req.lent; the table at the top of req.c).
  */
 static inline void vroce_req_assert_owner(struct vroce_qp *qp)
 {

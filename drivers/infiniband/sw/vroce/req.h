@@ -77,7 +77,7 @@ struct vroce_swqe {
 /**
  * struct vroce_req - requester and completer state, owned by the task
  *	(task_mutex); the task lends the requester's part to a doorbell's
- *	solo run while it copies a long READ response (@lent, task.c)
+ *	solo run while it copies a long READ response (@lent, req.c)
  * @wqes: one &struct vroce_swqe per send queue slot
  * @idx: the SQ slot being sent (or next to send)
  * @next_new: the first SQ slot never started

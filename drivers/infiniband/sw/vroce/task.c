@@ -36,19 +36,11 @@
  *   posts and polls instead of after it. The requester's loopback window
  *   (VROCE_REQ_WINDOW_LOOP) lets the doorbell run that far ahead of the
  *   copies and their ACKs.
- * - While the completer copies a long READ response
- *   (vroce_comp_read_copy()), which touches nothing but the scatter
- *   cursor and the destination, the task lends the requester: it sets
- *   req.lent under vroce_qp.req_mutex before the copy, and clears it
- *   under req_mutex after, waiting for a borrower to finish. A user
- *   doorbell that finds the requester lent borrows it, holding req_mutex,
- *   and runs it alone (vroce_task_solo()): the requests it posted go out,
- *   and their responder runs on its run list, beside the copy on another
- *   CPU, instead of after it in the copying context. The requester's
- *   state and the QP's transmit state (its cached skb, its run pointer)
- *   thus belong to the task, or to the borrower while lent
- *   (vroce_req_assert_owner()). A solo run completes nothing (req.c); the
- *   task's context runs again after it.
+ * - While the completer copies a long READ response, the task lends the
+ *   requester to a user doorbell, which runs it alone (vroce_task_solo()):
+ *   the requests it posted go out beside the copy, on another CPU. The
+ *   protocol, and who owns which field meanwhile, is at the top of req.c;
+ *   a solo run completes nothing, and the task's context runs again after.
  * - The task runs in process context and sends with dev_queue_xmit(); the
  *   softirqs a transmission raises (veth, loopback) run when it re-enables
  *   bottom halves, so a receiver on the same CPU keeps up with the sender.
@@ -60,9 +52,8 @@
  * Lifetime: a queued task owns a QP reference (taken by vroce_task_kick()
  * or handed over by the receive path, dropped at the end of the run), so
  * destroy_qp's wait for the QP's references waits for the task too;
- * vroce_qp.dying keeps a dying QP's task from doing work or requeueing.
- * The timer kicks the task only through refcount_inc_not_zero()
- * (timers.c).
+ * vroce_qp.dying keeps a dying QP's task from doing work or requeueing;
+ * the timer kicks it only through refcount_inc_not_zero() (timers.c).
  */
 
 #include <linux/workqueue.h>
@@ -205,16 +196,11 @@ static void vroce_task_queue_elsewhere(struct vroce_qp *qp)
 	vroce_task_queue_on(qp, cpu);
 }
 
-/**
- * vroce_task_wake - run the task of a QP the receive path queued a packet for
- * @qp: the QP, with a reference that this consumes
- * @run: the run list of the context whose task sent the packet (loopback),
- *	or NULL
- * @handoff: vroce_task_handoff() said so, before the packet was queued
- *
- * The task runs on another CPU (@handoff), on @run if it has room, else
- * on the workqueue.
- *
+/*
+ * The receive path queued a packet for @qp (vroce_qp_rx()): run its task,
+ * with the reference handed over, on another CPU (@handoff, decided by
+ * vroce_task_handoff() before the packet was queued), on @run (the
+ * loopback sender's run list) if it has room, else on the workqueue.
  * Context: softirq, or BHs disabled in the context that owns @run.
  */
 void vroce_task_wake(struct vroce_qp *qp, struct vroce_run_list *run,

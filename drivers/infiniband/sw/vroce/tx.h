@@ -64,7 +64,7 @@ struct vroce_ext_hdrs {
  * @skb_cache: optional, the sender's slot for an skb that its
  *	       loopback frames reuse (vroce_tx_reuse()); only the sender
  *	       touches it, under its own serialization (a QP's task_mutex, or
- *	       its req_mutex in a solo run of its requester, task.c)
+ *	       its req_mutex in a solo run of its requester, req.c)
  * @run: for a frame that loops back, the run list of the sending task's
  *	 context (the receiver's task runs there next), or NULL
  */
