@@ -29,8 +29,9 @@
 #include "device.h"
 #include "opcode.h"
 #include "qp.h"
+#include "rx.h"
+#include "tx.h"
 #include "vroce_trace.h"
-#include "xport.h"
 
 /* The priority a received packet is judged on: RC/UC the QP's, UD its own. */
 static u8 vroce_cc_np_prio(struct vroce_qp *qp, struct sk_buff *skb)

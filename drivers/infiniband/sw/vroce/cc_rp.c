@@ -35,8 +35,9 @@
 #include "counters.h"
 #include "device.h"
 #include "qp.h"
+#include "rx.h"
+#include "task.h"
 #include "vroce_trace.h"
-#include "xport.h"
 
 /* Wire bytes of a RoCEv2 packet besides its payload and extension headers. */
 #define VROCE_CC_PKT_OVERHEAD	(ETH_HLEN + 20 + 8 + 12 + 4)

@@ -30,13 +30,15 @@
 
 #include <linux/sizes.h>
 
+#include "comp.h"
 #include "counters.h"
 #include "cq.h"
 #include "debugfs.h"
 #include "device.h"
 #include "opcode.h"
 #include "qp.h"
-#include "xport.h"
+#include "rx.h"
+#include "timers.h"
 
 /*
  * While a READ response payload this long or longer is copied, the task
@@ -91,6 +93,7 @@ void vroce_comp_retire(struct vroce_qp *qp)
 	struct vroce_queue *q = &qp->sq.queue;
 	unsigned long flags;
 
+	lockdep_assert_held(&qp->task_mutex);
 	while (q->cons != qp->req.next_new) {
 		struct vroce_swqe *sw = &qp->req.wqes[q->cons];
 
@@ -144,6 +147,7 @@ void vroce_comp_fail_at(struct vroce_qp *qp, u32 slot,
 {
 	u32 i;
 
+	lockdep_assert_held(&qp->task_mutex);
 	vroce_comp_count_status(qp, status);
 	for (i = qp->sq.queue.cons; i != slot;
 	     i = vroce_sq_next(qp, i)) {
@@ -264,11 +268,7 @@ static void vroce_comp_rnr(struct vroce_qp *qp, u32 psn, u8 code)
 		}
 		req->rnr_left--;
 	}
-	req->rnr_wait = true;
-	req->ack_due = ktime_get_ns() + vroce_rnr_10us[code] * 10000ULL;
-	/* The retry after the wait asks for an ACK at its end. */
-	req->probe_due = 0;
-	vroce_req_timer_update(qp);
+	vroce_timers_rnr_wait(qp, vroce_rnr_10us[code] * 10000ULL);
 }
 
 static void vroce_comp_seq_nak(struct vroce_qp *qp, u32 psn)
@@ -535,7 +535,7 @@ static void vroce_comp_probe(struct vroce_qp *qp)
 	qp->req.unasked = false;
 	qp->req.last_nak_una = VROCE_PSN_MASK + 1;
 	vroce_req_rewind_tail(qp);
-	vroce_req_timer_arm(qp);
+	vroce_timers_ack_arm(qp);
 }
 
 /**
@@ -571,7 +571,7 @@ static void vroce_comp_ack_timeout(struct vroce_qp *qp)
 	req->last_nak_una = VROCE_PSN_MASK + 1;
 	vroce_req_shrink_window(qp);
 	vroce_req_rewind(qp);
-	vroce_req_timer_arm(qp);
+	vroce_timers_ack_arm(qp);
 }
 
 /**
@@ -611,5 +611,5 @@ void vroce_comp_timer(struct vroce_qp *qp)
 		}
 	}
 rearm:
-	vroce_req_timer_update(qp);
+	vroce_timers_update(qp);
 }

@@ -35,8 +35,8 @@
 #include "net.h"
 #include "netdev.h"
 #include "rx.h"
+#include "task.h"
 #include "tx.h"
-#include "xport.h"
 
 static int vroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {

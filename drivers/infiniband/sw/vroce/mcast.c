@@ -73,7 +73,7 @@
 #include "device.h"
 #include "mcast.h"
 #include "qp.h"
-#include "xport.h"
+#include "rx.h"
 
 /**
  * struct vroce_mcg - a multicast group with at least one QP attached

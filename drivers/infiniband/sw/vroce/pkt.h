@@ -3,7 +3,11 @@
  * RoCE wire format: the IBA transport headers as they appear on the wire
  * (big-endian, checked by sparse through the __be types), their field
  * accessors and the protocol constants (IBTA vol. 1 chapter 9, Annex A16
- * and A17; "Wire format" in Documentation/infiniband/vroce.rst).
+ * and A17; "Wire format" in Documentation/infiniband/vroce.rst), and PSN
+ * arithmetic.
+ *
+ * Who may call what: anyone; everything here is a constant, a type or a
+ * pure function of its arguments.
  */
 #ifndef _VROCE_PKT_H
 #define _VROCE_PKT_H
@@ -215,5 +219,16 @@ enum vroce_hdr_len {
 	VROCE_CNP_PAD_BYTES = 16,
 	VROCE_GRH_BYTES = 40,
 };
+
+/* 24-bit PSN order: < 0 if @a is before @b, in half-space terms. */
+static inline int vroce_psn_cmp(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8);
+}
+
+static inline u32 vroce_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & VROCE_PSN_MASK;
+}
 
 #endif /* _VROCE_PKT_H */

@@ -3,17 +3,23 @@
 #define _VROCE_QP_H
 
 #include <linux/completion.h>
+#include <linux/mutex.h>
 #include <linux/refcount.h>
+#include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "cc.h"
+#include "req.h"
+#include "resp.h"
 #include "wqe.h"
-#include "xport.h"
 
 struct vroce_cq;
 struct vroce_dev;
+struct vroce_pkt_info;
+struct vroce_run_list;
 struct vroce_srq;
 
 /*
@@ -61,9 +67,9 @@ struct vroce_av {
  * @task: runs the transport (task.c); owns a reference while queued
  * @task_mutex: held by the task while it runs and by modify_qp
  * @req_mutex: guards req.lent, and a doorbell's solo run of the requester
- *	while the task lends it (task.c)
+ *	while the task lends it (req.c)
  * @rxq: received packets waiting for the task; appended by the receive
- *	path, removed by the task only, both under rxq.lock (task.c)
+ *	path, removed by the task only, both under rxq.lock (rxq.c)
  * @rxq_bytes: the skb->truesize of the packets in @rxq (rxq.lock)
  * @task_flags: VROCE_TASK_AGAIN: run the task again once task_mutex is
  *	released (task.c)
@@ -97,7 +103,7 @@ struct vroce_qp {
 	bool cq_lost;
 	struct work_struct task;
 	struct mutex task_mutex; /* see task.c */
-	struct mutex req_mutex; /* see task.c */
+	struct mutex req_mutex; /* see req.c */
 	unsigned long task_flags;
 	struct sk_buff_head rxq;
 	unsigned int rxq_bytes;
@@ -116,7 +122,7 @@ static inline struct vroce_qp *to_vqp(struct ib_qp *ibqp)
 
 /*
  * The requester's owner: the QP's task (task_mutex), or a doorbell's solo
- * run that borrowed it (req_mutex, req.lent; task.c).
+ * run that borrowed it (req_mutex, req.lent; the table at the top of req.c).
  */
 static inline void vroce_req_assert_owner(struct vroce_qp *qp)
 {
@@ -145,6 +151,16 @@ void vroce_qp_flush_sq(struct vroce_qp *qp);
 void vroce_qp_flush_rq(struct vroce_qp *qp, bool start);
 void vroce_qp_release_av(struct vroce_qp *qp);
 void vroce_qp_sq_drained(struct vroce_qp *qp);
+
+/* qp_xport.c APIs: */
+int vroce_xport_qp_init(struct vroce_qp *qp);
+void vroce_xport_qp_stop(struct vroce_qp *qp);
+void vroce_xport_qp_free(struct vroce_qp *qp);
+void vroce_xport_reset(struct vroce_qp *qp);
+void vroce_xport_modify(struct vroce_qp *qp, const struct ib_qp_attr *attr,
+			int mask);
+void vroce_xport_pkt_init(struct vroce_qp *qp, struct vroce_pkt_info *pi,
+			  u8 opcode, u32 psn);
 
 /* qp_post.c APIs: */
 int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

@@ -14,7 +14,7 @@
  * and checked that copy; the requester (req.c, ud.c) does that when it
  * reaches the WQE, and a bad one completes with IB_WC_LOC_QP_OP_ERR and
  * moves the QP to ERR. The checks, the same for kernel WRs at post time
- * (vroce_send_wr_check()):
+ * (vroce_send_wr_check()), all in wqe.c (vroce_send_wqe_ok()):
  * - the opcode is one the QP type takes (vroce_wr_opcode_ok());
  * - send_flags has only FENCE, SIGNALED, SOLICITED and INLINE;
  * - INLINE only on a SEND or RDMA WRITE, the opcodes whose payload the
@@ -45,113 +45,14 @@
  * Locking: see qp.c.
  */
 
-#include "ah.h"
-#include "compat.h"
 #include "cq.h"
 #include "qp.h"
-#include "query.h"
-
-#define VROCE_WR_BASIC (BIT_ULL(IB_WR_SEND) | BIT_ULL(IB_WR_SEND_WITH_IMM))
-/* UC has no SEND with invalidate opcode (IBTA). */
-#define VROCE_WR_UC (VROCE_WR_BASIC | BIT_ULL(IB_WR_RDMA_WRITE) | \
-		     BIT_ULL(IB_WR_RDMA_WRITE_WITH_IMM) | \
-		     BIT_ULL(IB_WR_LOCAL_INV))
-#define VROCE_WR_RC (VROCE_WR_UC | BIT_ULL(IB_WR_SEND_WITH_INV) | \
-		     BIT_ULL(IB_WR_RDMA_READ) | \
-		     BIT_ULL(IB_WR_ATOMIC_CMP_AND_SWP) | \
-		     BIT_ULL(IB_WR_ATOMIC_FETCH_AND_ADD))
-
-/* Opcodes below 64 a QP type accepts; REG_MR (kernel), BIND_MW and
- * ATOMIC_WRITE (user: ib_core defines no kernel WR for it) are handled in
- * vroce_wr_opcode_ok().
- */
-static const u64 vroce_wr_opcodes[] = {
-	[IB_QPT_GSI] = VROCE_WR_BASIC,
-	[IB_QPT_RC] = VROCE_WR_RC,
-	[IB_QPT_UC] = VROCE_WR_UC,
-	[IB_QPT_UD] = VROCE_WR_BASIC,
-};
-
-static bool vroce_wr_opcode_ok(const struct vroce_qp *qp, u32 opcode)
-{
-	enum ib_qp_type type = qp->ibqp.qp_type;
-	bool connected = type == IB_QPT_RC || type == IB_QPT_UC;
-
-	if (opcode == IB_WR_REG_MR)
-		return connected && !qp->is_user;
-	if (opcode == IB_WR_BIND_MW)
-		return connected && qp->is_user;
-	if (opcode == VROCE_WR_ATOMIC_WRITE)
-		return type == IB_QPT_RC && qp->is_user;
-	if (type >= ARRAY_SIZE(vroce_wr_opcodes) || opcode >= 64)
-		return false;
-	return vroce_wr_opcodes[type] & BIT_ULL(opcode);
-}
+#include "task.h"
 
 static bool vroce_qp_can_send(enum ib_qp_state state)
 {
 	return state == IB_QPS_RTS || state == IB_QPS_SQD ||
 	       state == IB_QPS_SQE || state == IB_QPS_ERR;
-}
-
-/* The send_flags a WQE may carry (ib_verbs.h, ibv_post_send(3)). */
-#define VROCE_SEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | \
-			  IB_SEND_SOLICITED | IB_SEND_INLINE)
-
-/* May the WQE carry its payload inline? SEND and RDMA WRITE only. */
-static bool vroce_wr_inline_ok(u32 opcode)
-{
-	switch (opcode) {
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-	case IB_WR_SEND_WITH_INV:
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case VROCE_WR_ATOMIC_WRITE:	/* its value is in the WQE anyway */
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Does the WQE gather or scatter through an SGE list? */
-static bool vroce_wr_has_sges(u32 opcode, u32 send_flags)
-{
-	switch (opcode) {
-	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return true;
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-	case IB_WR_SEND_WITH_INV:
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return !(send_flags & IB_SEND_INLINE);
-	default:
-		return false;
-	}
-}
-
-/*
- * The checks of a send WQE's header common to a user WQE (a copy of the
- * ring's) and a kernel WR, see the header comment: @num_sge and @length
- * as the WQE has them.
- */
-static bool vroce_send_wqe_ok(const struct vroce_qp *qp, u32 opcode,
-			      u32 send_flags, u32 num_sge, u32 length)
-{
-	bool inl = send_flags & IB_SEND_INLINE;
-
-	if (!vroce_wr_opcode_ok(qp, opcode) || (send_flags & ~VROCE_SEND_FLAGS))
-		return false;
-	if (inl && !vroce_wr_inline_ok(opcode))
-		return false;
-	if (inl && opcode != VROCE_WR_ATOMIC_WRITE && length > qp->sq.max_inline)
-		return false;
-	if (vroce_wr_has_sges(opcode, send_flags) && num_sge > qp->sq.max_sge)
-		return false;
-	return length <= VROCE_MAX_MSG_SIZE;
 }
 
 /* Is @slot one the producer has published, [cons, prod) of the ring? */
@@ -212,98 +113,6 @@ static int vroce_user_doorbell(struct vroce_qp *qp)
 		vroce_task_doorbell(qp);
 	}
 	return 0;
-}
-
-static int vroce_send_wr_check(struct vroce_qp *qp,
-			       const struct ib_send_wr *wr, u32 *len)
-{
-	int i;
-
-	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
-		return -EINVAL;
-	*len = 0;
-	for (i = 0; i < wr->num_sge; i++) {
-		if (check_add_overflow(*len, wr->sg_list[i].length, len))
-			return -EINVAL;
-	}
-	if (!vroce_send_wqe_ok(qp, wr->opcode, wr->send_flags, wr->num_sge,
-			       *len))
-		return -EINVAL;
-	return 0;
-}
-
-static void vroce_send_wr_fill(struct rxe_send_wr *swr,
-			       const struct ib_send_wr *wr)
-{
-	swr->wr_id = wr->wr_id;
-	swr->opcode = wr->opcode;
-	swr->send_flags = wr->send_flags;
-	swr->ex.imm_data = wr->ex.imm_data;
-	switch (wr->opcode) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ:
-		swr->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
-		swr->wr.rdma.rkey = rdma_wr(wr)->rkey;
-		break;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		swr->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
-		swr->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
-		swr->wr.atomic.swap = atomic_wr(wr)->swap;
-		swr->wr.atomic.rkey = atomic_wr(wr)->rkey;
-		break;
-	case IB_WR_LOCAL_INV:
-	case IB_WR_SEND_WITH_INV:
-		swr->ex.invalidate_rkey = wr->ex.invalidate_rkey;
-		break;
-	case IB_WR_REG_MR:
-		swr->wr.reg.mr = reg_wr(wr)->mr;
-		swr->wr.reg.key = reg_wr(wr)->key;
-		swr->wr.reg.access = reg_wr(wr)->access;
-		break;
-	default:
-		break;
-	}
-}
-
-static void vroce_send_wqe_fill(struct vroce_qp *qp, struct rxe_send_wqe *wqe,
-				const struct ib_send_wr *wr, u32 len)
-{
-	u8 *inline_data = wqe->dma.inline_data;
-	int i;
-
-	memset(wqe, 0, sizeof(*wqe));
-	vroce_send_wr_fill(&wqe->wr, wr);
-	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
-		wqe->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
-		wqe->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
-		wqe->wr.wr.ud.pkey_index = ud_wr(wr)->pkey_index;
-		wqe->wr.wr.ud.ah_num = to_vah(ud_wr(wr)->ah)->ah_num;
-	}
-	for (i = 0; i < wr->num_sge; i++) {
-		const struct ib_sge *sge = &wr->sg_list[i];
-
-		if (wr->send_flags & IB_SEND_INLINE) {
-			memcpy(inline_data, (void *)(uintptr_t)sge->addr,
-			       sge->length);
-			inline_data += sge->length;
-		} else {
-			wqe->dma.sge[i].addr = sge->addr;
-			wqe->dma.sge[i].length = sge->length;
-			wqe->dma.sge[i].lkey = sge->lkey;
-		}
-	}
-	if (wr->opcode == IB_WR_RDMA_WRITE ||
-	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
-	    wr->opcode == IB_WR_RDMA_READ)
-		wqe->iova = rdma_wr(wr)->remote_addr;
-	else if (wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-		 wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-		wqe->iova = atomic_wr(wr)->remote_addr;
-	wqe->dma.length = len;
-	wqe->dma.resid = len;
-	wqe->dma.num_sge = wr->num_sge;
 }
 
 static int vroce_post_send_one(struct vroce_qp *qp,

@@ -39,6 +39,8 @@
 #include "qp.h"
 #include "query.h"
 #include "srq.h"
+#include "task.h"
+#include "timers.h"
 
 #define VROCE_QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
@@ -244,7 +246,7 @@ static void vroce_qp_entered_error(struct vroce_qp *qp)
 	lockdep_assert_held(&qp->task_mutex);
 
 	vroce_qp_err_delay(qp);
-	hrtimer_try_to_cancel(&qp->req.timer);
+	vroce_timers_cancel(qp);
 	vroce_resp_flush(qp);
 	vroce_req_flush(qp);
 	vroce_qp_flush_sq(qp);

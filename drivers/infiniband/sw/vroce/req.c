@@ -33,7 +33,7 @@
  *
  * The ACK timeout (4.096 us << timeout) runs while anything is
  * unacknowledged: an ACK moves its end (req.ack_due), and the hrtimer
- * catches up only when it expires (vroce_req_timer_update()).
+ * catches up only when it expires (vroce_timers_update()).
  *
  * Retransmission is go-back-N: vroce_req_rewind() moves the requester back
  * to the oldest unacknowledged PSN (req.una) and it sends everything from
@@ -45,19 +45,65 @@
  * they are reached, in order, and complete when they reach the head.
  *
  * Context: the QP's task (task.c), which owns the state; or a doorbell's
- * solo run (vroce_req_solo()), which borrows the requester, holding
- * vroce_qp.req_mutex, while the task copies a READ response's payload and
- * has lent it (req.lent, comp.c). A solo run completes nothing: a WQE that
- * fails in it is left to the task (req.fail_pending), and a local
- * operation, a drain to SQD and a paced QP wait for the task. So what a
- * solo run reaches (vroce_req_step() on an RC QP, down to vroce_tx() and
- * the fill and frags callbacks) asserts vroce_req_assert_owner(), never
- * task_mutex alone; what asserts task_mutex (the completer, UD, the SQD
- * drain check) is not called in a solo run.
+ * solo run (vroce_req_solo()), which borrows the requester while the task
+ * copies a READ response's payload and has lent it. A solo run completes
+ * nothing: a WQE that fails in it is left to the task (req.fail_pending),
+ * and a local operation, a drain to SQD and a paced QP wait for the task.
+ *
+ * struct vroce_req, who may touch what ("owner": the task, task_mutex
+ * held, or the borrower, req_mutex held and lent set; checked by
+ * vroce_req_assert_owner()):
+ *
+ *   field                          lock                  context
+ *   idx, next_new, started,        task_mutex, or        the owner (the
+ *   offset, psn, max_psn,          req_mutex while lent  requester, the timer
+ *   since_ackreq, rd_atomic, cur,                        API of timers.c)
+ *   unasked, ack_due, probe_due,
+ *   fail_pending/slot/status,
+ *   wqes[next_new..] (starting)
+ *   una, window, window_max,       task_mutex, and not   the task (completer,
+ *   retry_left, rnr_left,          lent; a borrower      modify_qp): written;
+ *   rnr_wait, last_nak_una,        only reads them       lockdep_assert_held
+ *   wqes[cons..next_new) .done                           (task_mutex)
+ *   rcur, rcur_active              task_mutex            the task, also while
+ *                                                        lent (the copy)
+ *   lent                           task_mutex and        the task writes;
+ *                                  req_mutex to write    READ_ONCE: a doorbell
+ *   solo                           req_mutex             the borrower
+ *   due                            the owner writes      WRITE_ONCE; READ_ONCE
+ *                                                        by the timer's function
+ *   timer_fired                    atomic bit            timer sets, task clears
+ *   timer                          hrtimer base          any (timers.c)
+ *
+ * The QP's transmit state (vroce_qp.tx_skb, vroce_qp.run) goes with the
+ * requester: the owner's (vroce_xport_pkt_init()).
+ *
+ * Lending, and why a borrower and the task never touch the same field:
+ *  1. The task lends only around the copy of a long READ response
+ *     (vroce_comp_read_copy()): holding task_mutex, it sets lent under
+ *     req_mutex, copies, and clears lent under req_mutex.
+ *  2. During the copy the task touches rcur, the skb and the destination
+ *     MR only; no requester code touches rcur. Everything else that could
+ *     write the requester's fields (modify_qp, the task's other steps, the
+ *     completer) needs task_mutex, which the copying task keeps.
+ *  3. A doorbell borrows only with req_mutex held (mutex_trylock) and lent
+ *     seen set under it (vroce_task_solo()), so it runs only between the
+ *     two writes of step 1.
+ *  4. Clearing lent takes req_mutex, so it waits for a borrower to
+ *     finish: once the task has taken the requester back, no borrower
+ *     runs, and the mutex orders the borrower's writes before the task's
+ *     next reads.
+ *  5. A borrower runs with solo set: it completes nothing, calls nothing
+ *     that asserts task_mutex (completer, UD, the SQD drain check), and
+ *     leaves a failure to the task (fail_pending). So what a solo run
+ *     reaches (vroce_req_step() on an RC QP, down to vroce_tx() and the
+ *     fill and frags callbacks) asserts vroce_req_assert_owner(), never
+ *     task_mutex alone.
  */
 
 #include <linux/slab.h>
 
+#include "comp.h"
 #include "compat.h"
 #include "counters.h"
 #include "cq.h"
@@ -66,7 +112,11 @@
 #include "mr.h"
 #include "opcode.h"
 #include "qp.h"
-#include "xport.h"
+#include "req.h"
+#include "rx.h"
+#include "timers.h"
+#include "tx.h"
+#include "ud.h"
 
 static u32 vroce_qp_mtu(const struct vroce_qp *qp)
 {
@@ -94,43 +144,6 @@ static u32 vroce_msg_pkts(const struct vroce_qp *qp, u32 len)
 }
 
 /**
- * vroce_req_timer_update - make the timer fire at the earlier of req.ack_due
- *	and req.probe_due
- * @qp: the QP
- *
- * The hrtimer is only started if it is not queued, or queued for later
- * than needed: one queued for earlier finds req.due in the future and
- * re-arms itself (vroce_task_timer()). So an ACK that moves the timeout
- * later costs no timer operation.
- */
-void vroce_req_timer_update(struct vroce_qp *qp)
-{
-	struct vroce_req *req = &qp->req;
-	struct hrtimer *timer = &req->timer;
-	u64 due = req->ack_due;
-
-	vroce_req_assert_owner(qp);
-
-	if (req->probe_due && (!due || req->probe_due < due))
-		due = req->probe_due;
-	WRITE_ONCE(req->due, due);
-	if (due && (!hrtimer_is_queued(timer) ||
-		    ktime_to_ns(hrtimer_get_expires(timer)) > due))
-		hrtimer_start(timer, ns_to_ktime(due), HRTIMER_MODE_ABS_SOFT);
-}
-
-/* (Re)start the ACK timeout: 4.096 us << the QP's timeout attribute. */
-void vroce_req_timer_arm(struct vroce_qp *qp)
-{
-	u8 timeout = qp->attr.timeout;
-
-	if (!timeout || qp->req.rnr_wait)
-		return;
-	qp->req.ack_due = ktime_get_ns() + (4096ULL << timeout);
-	vroce_req_timer_update(qp);
-}
-
-/**
  * vroce_req_progress - the peer acknowledged everything before @una
  * @qp: the QP
  * @una: the new oldest unacknowledged PSN (after req.una)
@@ -139,13 +152,14 @@ void vroce_req_progress(struct vroce_qp *qp, u32 una)
 {
 	u32 acked = (una - qp->req.una) & VROCE_PSN_MASK;
 
+	lockdep_assert_held(&qp->task_mutex);
 	qp->req.window = min(qp->req.window + max(acked / 2, 1U),
 			     qp->req.window_max);
 	qp->req.una = una;
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.rnr_left = qp->attr.rnr_retry;
 	if (qp->req.una != qp->req.psn) {
-		vroce_req_timer_arm(qp);
+		vroce_timers_ack_arm(qp);
 		return;
 	}
 	/* Nothing outstanding: a queued timer expires without effect. */
@@ -154,7 +168,7 @@ void vroce_req_progress(struct vroce_qp *qp, u32 una)
 		qp->req.unasked = false;
 		qp->req.probe_due = 0;
 	}
-	vroce_req_timer_update(qp);
+	vroce_timers_update(qp);
 }
 
 static void vroce_req_cursor_init(struct vroce_qp *qp, u32 slot)
@@ -207,6 +221,7 @@ void vroce_req_set_window(struct vroce_qp *qp)
 /* A retry: packets were lost, send fewer at a time. */
 void vroce_req_shrink_window(struct vroce_qp *qp)
 {
+	lockdep_assert_held(&qp->task_mutex);
 	qp->req.window = max(qp->req.window / 2, (u32)VROCE_REQ_WINDOW_MIN);
 }
 
@@ -245,6 +260,7 @@ void vroce_req_rewind(struct vroce_qp *qp)
 	struct vroce_req *req = &qp->req;
 	u32 head = qp->sq.queue.cons;
 
+	lockdep_assert_held(&qp->task_mutex);
 	if (head == req->next_new) {
 		/* Everything was acknowledged: carry on with new WQEs. */
 		vroce_sge_cursor_done(&req->cur);
@@ -272,6 +288,7 @@ void vroce_req_rewind_tail(struct vroce_qp *qp)
 	struct vroce_swqe *sw;
 	u32 slot;
 
+	lockdep_assert_held(&qp->task_mutex);
 	for (slot = qp->sq.queue.cons; slot != req->next_new;
 	     slot = vroce_sq_next(qp, slot)) {
 		sw = &req->wqes[slot];
@@ -323,6 +340,7 @@ static void vroce_req_fail(struct vroce_qp *qp, u32 slot, u8 status)
 {
 	struct vroce_req *req = &qp->req;
 
+	vroce_req_assert_owner(qp);
 	if (!req->solo) {
 		vroce_comp_fail_at(qp, slot, status);
 		return;
@@ -345,6 +363,7 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 	struct rxe_send_wqe wqe;
 	int err;
 
+	vroce_req_assert_owner(qp);
 	/* The ring can hold at most index_mask WQEs in flight. */
 	if (vroce_sq_next(qp, slot) == qp->sq.queue.cons &&
 	    slot != qp->sq.queue.cons)
@@ -639,9 +658,7 @@ static void vroce_req_tail_sent(struct vroce_qp *qp, bool asked)
 		req->probe_due = 0;
 		return;
 	}
-	/* Moved at every unasked tail: a timer queued earlier re-arms. */
-	req->probe_due = ktime_get_ns() + VROCE_REQ_PROBE_NS;
-	vroce_req_timer_update(qp);
+	vroce_timers_probe_arm(qp);
 }
 
 /* Send the next packet of the WQE at req.idx. */
@@ -661,6 +678,7 @@ static void vroce_req_send(struct vroce_qp *qp)
 	struct vroce_pkt_info pi;
 	int err;
 
+	vroce_req_assert_owner(qp);
 	vroce_xport_pkt_init(qp, &pi, vroce_req_send_opcode(sw->wr.opcode,
 							    first, last) |
 			     (uc ? IB_OPCODE_UC : IB_OPCODE_RC), req->psn);
@@ -696,7 +714,7 @@ static void vroce_req_send(struct vroce_qp *qp)
 	if (vroce_cc_paced(&qp->cc))
 		vroce_cc_rp_sent(qp, len);
 	if (!req->ack_due)
-		vroce_req_timer_arm(qp);
+		vroce_timers_ack_arm(qp);
 	if (!uc && req->psn == req->max_psn)
 		vroce_req_tail_sent(qp, pi.ackreq);
 	if (last) {
@@ -715,6 +733,7 @@ static void vroce_req_send(struct vroce_qp *qp)
  */
 void vroce_req_check_drained(struct vroce_qp *qp)
 {
+	lockdep_assert_held(&qp->task_mutex);
 	if (!READ_ONCE(qp->sq_draining))
 		return;
 	if (qp->sq.queue.cons == qp->req.next_new)
@@ -802,7 +821,6 @@ void vroce_req_solo(struct vroce_qp *qp)
 	qp->req.solo = false;
 }
 
-/* Forget everything (modify to RESET, destroy). */
 /**
  * vroce_req_flush - the QP entered ERR: let go of the MRs the cursors hold
  * @qp: the QP; task_mutex held (the requester is not lent: a borrower
@@ -821,6 +839,7 @@ void vroce_req_flush(struct vroce_qp *qp)
 	req->rcur_active = false;
 }
 
+/* Forget everything (modify to RESET, destroy). */
 void vroce_req_reset(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;

@@ -62,8 +62,10 @@
 #include "opcode.h"
 #include "qp.h"
 #include "query.h"
+#include "resp.h"
+#include "rx.h"
 #include "srq.h"
-#include "xport.h"
+#include "tx.h"
 
 /* The low five bits of an RC opcode, from include/rdma/ib_pack.h. */
 #define VROCE_OPC(x) ((x) & 0x1f)

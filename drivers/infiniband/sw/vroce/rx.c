@@ -74,7 +74,6 @@
 #include "pkt.h"
 #include "qp.h"
 #include "rx.h"
-#include "xport.h"
 
 /**
  * struct vroce_rx_pkt - a received packet being validated

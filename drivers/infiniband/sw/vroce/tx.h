@@ -14,6 +14,7 @@ struct sk_buff;
 struct vroce_run_list;
 
 struct vroce_dev;
+struct vroce_qp;
 
 /**
  * struct vroce_ext_hdrs - extension header values, in wire format; the
@@ -63,7 +64,7 @@ struct vroce_ext_hdrs {
  * @skb_cache: optional, the sender's slot for an skb that its
  *	       loopback frames reuse (vroce_tx_reuse()); only the sender
  *	       touches it, under its own serialization (a QP's task_mutex, or
- *	       its req_mutex in a solo run of its requester, task.c)
+ *	       its req_mutex in a solo run of its requester, req.c)
  * @run: for a frame that loops back, the run list of the sending task's
  *	 context (the receiver's task runs there next), or NULL
  */
@@ -113,12 +114,31 @@ void vroce_tx_cache_free(struct sk_buff **skb_cache);
 #define VROCE_TX_FRAGS_MAX	MAX_SKB_FRAGS
 
 /*
- * The most payload a frame carries: a loopback frame's (xport.h,
+ * The most payload a frame carries: a loopback frame's (below,
  * VROCE_LOOP_PAYLOAD); a frame to a wire is bounded by the netdev's MTU.
  */
 #define VROCE_TX_PAYLOAD_MAX	SZ_64K
+/*
+ * Internal loopback (a destination on the sending device, tx.c): a run of
+ * packets of one message goes out as one ONLY, FIRST, MIDDLE or LAST frame
+ * carrying up to this much payload, whole path MTUs (an ONLY or LAST
+ * frame's last may be short), which the responder executes as that many
+ * PSNs. So a message of up to 64 KiB is one frame. The frame never
+ * reaches a wire; what bounds it is the skb's page fragments, which hold
+ * its payload (the sender's pages, or order-0 pages it was copied to):
+ * 64 KiB at any page offset takes 17 fragments with 4 KiB pages
+ * (MAX_SKB_FRAGS is at least 17), and a loopback frame has no pad or ICRC
+ * after it. Per frame costs (an skb, headers, a receive step) dominated at
+ * 12 KiB frames.
+ */
+#define VROCE_LOOP_PAYLOAD	VROCE_TX_PAYLOAD_MAX
+
 bool vroce_tx_is_loopback(const struct ib_gid_attr *attr, const u8 *dmac);
 int vroce_tx(struct vroce_dev *vdev, const struct vroce_pkt_info *pi,
 	     gfp_t gfp);
+
+/* pkt.c: the payload of the next frame a QP sends (internal loopback). */
+u32 vroce_loop_pkt_len(struct vroce_qp *qp, u32 left, u32 mtu,
+		       u32 in_run);
 
 #endif /* _VROCE_TX_H */

@@ -36,13 +36,16 @@
 #include <rdma/ib_addr.h>
 
 #include "ah.h"
+#include "comp.h"
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
 #include "mcast.h"
 #include "opcode.h"
 #include "qp.h"
-#include "xport.h"
+#include "rx.h"
+#include "tx.h"
+#include "ud.h"
 
 #define VROCE_QPN_GSI 1
 

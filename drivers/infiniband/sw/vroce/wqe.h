@@ -7,6 +7,8 @@
 
 #include "queue.h"
 
+struct vroce_qp;
+
 /**
  * struct vroce_wq - a send or receive work queue (of a QP or an SRQ)
  * @queue: the ring of struct rxe_send_wqe or struct rxe_recv_wqe
@@ -32,5 +34,12 @@ enum ib_wc_opcode vroce_wr_to_wc_opcode(u32 wr_opcode);
 u64 vroce_recv_wqe_wr_id(const struct vroce_wq *wq, u32 index);
 void vroce_send_wqe_head(const struct vroce_wq *wq, u32 index,
 			 u64 *wr_id, u32 *opcode);
+bool vroce_wr_has_sges(u32 opcode, u32 send_flags);
+bool vroce_send_wqe_ok(const struct vroce_qp *qp, u32 opcode, u32 send_flags,
+		       u32 num_sge, u32 length);
+int vroce_send_wr_check(struct vroce_qp *qp, const struct ib_send_wr *wr,
+			u32 *len);
+void vroce_send_wqe_fill(struct vroce_qp *qp, struct rxe_send_wqe *wqe,
+			 const struct ib_send_wr *wr, u32 len);
 
 #endif /* _VROCE_WQE_H */
