@@ -45,10 +45,14 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	skb_queue_head_init(&qp->rxq);
 	qp->rxq_bytes = 0;
 
-	/* As large as the SQ ring: charged with it (queue.c). */
+	/*
+	 * As large as the SQ ring, and charged and bounded like it: over the
+	 * memory cgroup's limit create_qp fails with ENOMEM (queue.c).
+	 */
 	qp->req.wqes = kvcalloc(vroce_queue_capacity(&qp->sq.queue) + 1,
 				sizeof(*qp->req.wqes),
-				qp->is_user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+				qp->is_user ? GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL :
+					      GFP_KERNEL);
 	if (!qp->req.wqes)
 		goto err;
 	qp->resp.rwqe = kzalloc(vroce_recv_wqe_size(rq_sge), GFP_KERNEL);
