@@ -22,6 +22,8 @@
 # failed. Exit status 0 only if the last four are 0.
 #
 #   SOAK_MINUTES=60  SOAK_TESTS="ring_fuzz.sh frame_fuzz.sh"  SOAK_OUT=DIR
+# The tests' own knobs (RING_FUZZ_ITERATIONS, FRAME_FUZZ_ITERATIONS,
+# NETEM_MIB, ...: the selftests' README) are passed on to the guest.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
@@ -79,7 +81,7 @@ report() {
 }
 
 main() {
-	local minutes=${SOAK_MINUTES:-60} out deadline
+	local minutes=${SOAK_MINUTES:-60} out deadline knobs
 
 	out=${SOAK_OUT:-$TOP/build/soak}
 	rm -rf "$out" && mkdir -p "$out" || exit 1
@@ -88,11 +90,12 @@ main() {
 		{ tail -20 "$out/build.log"; exit 1; }
 	"$TOP/tools/ksft.sh" build >"$out/ksft-build.log" 2>&1 ||
 		{ tail -20 "$out/ksft-build.log"; exit 1; }
+	mapfile -t knobs < <(env | grep -E '^((RING_FUZZ|FRAME_FUZZ|NETEM|KILL|LIFECYCLE|NETNS_RACE|UD|RC)_[A-Z_]*|VROCE_TIMES)=')
 	deadline=$(($(date +%s) + minutes * 60))
 	echo "soak: $minutes min on the debug kernel: $SOAK_TESTS"
 	# One cycle may start just before the deadline: an hour of margin.
 	"$TOP/tools/testing/vm/run.sh" -k debug -t $((minutes * 60 + 3600)) \
-		-o "$out" -- env VROCE_KO="$TOP/build/debug/vroce.ko" \
+		-o "$out" -- env "${knobs[@]}" VROCE_KO="$TOP/build/debug/vroce.ko" \
 		SOAK_TESTS="$SOAK_TESTS" VROCE_VERBOSE=1 "$TOP/tools/soak.sh" guest "$deadline" \
 		"$out" >"$out/run.log" 2>&1
 	echo "soak: the VM exited $? (tools/testing/vm/README)"
