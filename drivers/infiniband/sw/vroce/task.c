@@ -81,6 +81,7 @@
 #include <linux/slab.h>
 #include <net/inet_ecn.h>
 
+#include "compat.h"
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
@@ -731,8 +732,8 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	mutex_init(&qp->req_mutex);
 	skb_queue_head_init(&qp->rxq);
 	qp->rxq_bytes = 0;
-	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	qp->req.timer.function = vroce_task_timer;
+	vroce_compat_hrtimer_setup(&qp->req.timer, vroce_task_timer,
+				   CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 
 	/* As large as the SQ ring: charged with it (queue.c). */
 	qp->req.wqes = kvcalloc(vroce_queue_capacity(&qp->sq.queue) + 1,
