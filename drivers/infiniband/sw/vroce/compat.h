@@ -15,7 +15,9 @@
  * at registration); none has rdma_set_device_sysfs_group(), which was
  * removed before 6.1.
  * ib_core itself differs: it refuses IB_ACCESS_ON_DEMAND on a device without
- * ODP with EINVAL in 6.1 and EOPNOTSUPP in 6.12, before the driver is called.
+ * ODP with EINVAL in 6.1 and EOPNOTSUPP in 6.12, before the driver is called;
+ * and from 7.2 on it calls query_device at registration with no udata
+ * (a zeroed one before), which vroce_query_device() takes on every kernel.
  */
 #ifndef _VROCE_COMPAT_H
 #define _VROCE_COMPAT_H
@@ -23,6 +25,7 @@
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/version.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_umem.h>
@@ -132,6 +135,17 @@ vroce_compat_hrtimer_setup(struct hrtimer *timer,
 	timer->function = fn;
 #endif
 }
+
+/*
+ * A per-CPU work queue, as alloc_workqueue() made by default before 6.17,
+ * says so with WQ_PERCPU from 6.17 on; 7.2 warns (a kernel WARNING) when a
+ * queue names neither WQ_PERCPU nor WQ_UNBOUND.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define VROCE_COMPAT_WQ_PERCPU WQ_PERCPU
+#else
+#define VROCE_COMPAT_WQ_PERCPU 0
+#endif
 
 /*
  * The owner of a socket: sk_uid() from 6.16 on, which removed

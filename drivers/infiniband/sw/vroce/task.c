@@ -130,7 +130,8 @@ static struct workqueue_struct *vroce_wq;
 
 int vroce_task_init(void)
 {
-	vroce_wq = alloc_workqueue("vroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	vroce_wq = alloc_workqueue("vroce", WQ_HIGHPRI | WQ_MEM_RECLAIM |
+				   VROCE_COMPAT_WQ_PERCPU, 0);
 	return vroce_wq ? 0 : -ENOMEM;
 }
 
