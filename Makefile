@@ -5,7 +5,9 @@
 # test kernels of tools/testing/vm/debug-kernel.sh).
 #
 #   make                 build build/<release>/vroce.ko for each kernel
-#   make KVER=<release>  build one
+#   make KVER=<release>  build one; a sid kernel (KVER=7.2.13+deb14-amd64 or
+#                        -rt-amd64) builds in the Debian sid root of
+#                        tools/sid-root.sh (run "tools/sid-root.sh setup" once)
 #   make W=1 C=1         extra warnings and sparse (passed to kbuild)
 #   make lint            checkpatch --strict on our sources
 #   make check           every test, in QEMU, on 6.12, 6.1 and the debug kernel;
@@ -28,6 +30,12 @@ KVERS := $(if $(KVER),$(KVER),$(DETECTED))
 
 KBUILD_ARGS := $(if $(W),W=$(W)) $(if $(C),C=$(C)) $(if $(V),V=$(V))
 
+# Debian sid's kernels build in the sid root (tools/sid-root.sh), with its
+# compiler, by this Makefile run there on the same tree, unless this host
+# has their headers itself.
+SID_RE := ^7\.2\.
+SID_ARGS = $(KBUILD_ARGS) $(if $(KCFLAGS),KCFLAGS="$(KCFLAGS)") -j$(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
+
 .PHONY: all modules clean lint check demo incast soak install help deps FORCE
 
 all: modules
@@ -41,6 +49,9 @@ kdir_of = $(if $(filter debug kcsan,$(1)),$(shell $(TOP)/tools/testing/vm/debug-
 $(BUILD)/%/vroce.ko: FORCE
 	@test -n "$*" || { echo "no supported kernel headers found" >&2; exit 1; }
 	@kdir="$(call kdir_of,$*)"; \
+	if [ ! -f "$$kdir/Makefile" ] && echo "$*" | grep -qE '$(SID_RE)'; then \
+		exec $(TOP)/tools/sid-root.sh run make --no-print-directory -C $(TOP) KVER=$* $(SID_ARGS) $@; \
+	fi; \
 	test -f "$$kdir/Makefile" || { echo "vroce: no kernel build dir for $* ($$kdir)" >&2; exit 1; }; \
 	out="$(BUILD)/$*/src"; \
 	mkdir -p "$$out"; \

@@ -23,6 +23,13 @@
 #      once, on 6.12
 #                                     interop.sh: rdma_rxe in vm1, vroce in
 #                                     vm2 (it skips in the single VMs)
+#   7. sid builds, no VM              W=1 C=2 KCFLAGS=-Werror for Debian
+#                                     sid's 7.2 kernels, generic and
+#                                     PREEMPT_RT, in the sid root of
+#                                     tools/sid-root.sh (set up once,
+#                                     cached); one TAP line per kernel,
+#                                     "# SKIP" with the reason if the root
+#                                     cannot be set up (no network)
 #
 # Results come from the KTAP each VM run leaves in build/check/<kernel>/
 # ksft.tap, not from exit codes (the 6.12 runner exits 0 on failure,
@@ -42,7 +49,8 @@
 # Environment:
 #   KERNELS="6.12.95+deb12-amd64 debug"   kernels to test (default: the
 #                                         newest 6.12 and 6.1 with headers,
-#                                         debug and kcsan)
+#                                         debug and kcsan, and the sid
+#                                         kernels, which are only built)
 #   TESTS="link.sh"                       only these tests (file names)
 #   KCSAN_TESTS="rc.sh"                   the kcsan kernel's tests, unless
 #                                         TESTS is set (default: those that
@@ -64,6 +72,9 @@ OUT=$TOP/build/check
 RUNNER=$TOP/tools/testing/vm/run.sh
 PAIR=$TOP/tools/testing/vm/pair.sh
 DEBUG_KERNEL=$TOP/tools/testing/vm/debug-kernel.sh
+SID_ROOT=$TOP/tools/sid-root.sh
+# Debian sid's kernels: built in the sid root, not booted.
+SID_KERNELS="7.2.13+deb14-amd64 7.2.13+deb14-rt-amd64"
 
 PASS=0
 FAIL=0
@@ -114,7 +125,15 @@ pick_kernels() {
 
 	[ -n "${KERNELS:-}" ] && return
 	debian=$("$TOP/tools/kernels.sh") || gate_failed kernels "a Debian kernel line is missing"
-	KERNELS="${debian//$'\n'/ } debug kcsan"
+	KERNELS="${debian//$'\n'/ } debug kcsan $SID_KERNELS"
+}
+
+# is_sid KERNEL: true for a kernel of the sid root (build only).
+is_sid() {
+	case " $SID_KERNELS " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
 }
 
 do_deps() {
@@ -144,10 +163,12 @@ build_module() {
 	# parallel (a serial build took 80-90 s per kernel).
 	make --no-print-directory -j"$(nproc)" -C "$TOP" KVER="$k" W=1 C=2 KCFLAGS=-Werror >"$log" 2>&1
 	rc=$?
-	diag=$(awk -v src="$src" '(index($0, src) == 1 && / (warning|error): /) ||
+	# Ours: under $src, or relative to it (kbuild runs in the module's
+	# directory from 6.13 on); the kernel's headers have absolute paths.
+	diag=$(awk -v src="$src" '((index($0, src) == 1 || /^(drivers|include)\//) && / (warning|error): /) ||
 				  /^(WARNING|ERROR): modpost/ { print substr($0, index($0, src) == 1 ? length(src) + 1 : 1) }' "$log")
-	awk -v src="$src" 'index($0, src) != 1 && /^[^ ]+:[0-9]+(:[0-9]+)?: (warning|error): / {
-		print "  (not ours) " $0 }' "$log"
+	awk -v src="$src" 'index($0, src) != 1 && !/^(drivers|include)\// &&
+		/^[^ ]+:[0-9]+(:[0-9]+)?: (warning|error): / { print "  (not ours) " $0 }' "$log"
 	if [ $rc -ne 0 ] || [ -n "$diag" ]; then
 		[ -n "$diag" ] && echo "$diag" || tail -n 30 "$log"
 		gate_failed "build $k" "W=1 C=2 -Werror build failed (build/check/$k/build.log)"
@@ -466,8 +487,41 @@ pair_kernel() {
 	return 1
 }
 
+setup_sid_root() {
+	"$SID_ROOT" setup >"$OUT/sid-root.log" 2>&1
+}
+
+# sid_lane KERNEL...: build each in the sid root, one TAP line each. If
+# the root cannot be set up, each is a skip that says why.
+sid_lane() {
+	local k n=0 why
+
+	[ $# -gt 0 ] || return 0
+	log "sid: setting up the Debian sid root (tools/sid-root.sh setup, cached)"
+	if ! timed "sid root" setup_sid_root; then
+		why=$(grep '^sid-root: ' "$OUT/sid-root.log" | tail -n 1)
+		why=${why#sid-root: }
+		for k in "$@"; do
+			n=$((n + 1))
+			echo "ok $n sid build $k # SKIP no sid root: ${why:-see build/check/sid-root.log}"
+			SKIP=$((SKIP + 1))
+		done
+		return 0
+	fi
+	for k in "$@"; do
+		n=$((n + 1))
+		if build_once "$k"; then
+			echo "ok $n sid build $k (W=1 C=2 -Werror)"
+			PASS=$((PASS + 1))
+		else
+			# build_module counted the failure (gate_failed).
+			echo "not ok $n sid build $k (build/check/$k/build.log)"
+		fi
+	done
+}
+
 main() {
-	local k built=() ksft_ok=1
+	local k built=() ksft_ok=1 vms=() sids=()
 
 	mkdir -p "$OUT"
 	GATES=$OUT/.gates
@@ -484,13 +538,23 @@ main() {
 	timed lint do_lint
 	pick_kernels
 	log "kernels: $KERNELS${TESTS:+; tests: $TESTS}"
+	for k in $KERNELS; do
+		if is_sid "$k"; then
+			sids+=("$k")
+		else
+			vms+=("$k")
+		fi
+	done
+	KERNELS="${vms[*]}"
 
 	# The debug kernel's module now: its VM, the longest, starts first.
 	# The others are built in the other lane (run_vms).
 	for k in $KERNELS; do
 		[ "$k" != debug ] || build_once "$k"
 	done
-	if ! timed "build selftests" "$TOP/tools/ksft.sh" build >"$OUT/ksft-build.log" 2>&1; then
+	if [ ${#vms[@]} -eq 0 ]; then
+		ksft_ok=0
+	elif ! timed "build selftests" "$TOP/tools/ksft.sh" build >"$OUT/ksft-build.log" 2>&1; then
 		tail -n 30 "$OUT/ksft-build.log"
 		gate_failed selftests "tools/ksft.sh build failed (build/check/ksft-build.log)"
 		ksft_ok=0
@@ -515,6 +579,7 @@ main() {
 	if [ "$ksft_ok" = 1 ] && k=$(pair_kernel "${built[@]}"); then
 		run_pair "$k"
 	fi
+	sid_lane "${sids[@]}"
 
 	count_gates
 	if [ ${#FAILURES[@]} -gt 0 ]; then

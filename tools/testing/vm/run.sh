@@ -54,8 +54,9 @@ usage() {
 	cat >&2 <<EOF
 usage: $0 [-k KERNEL] [-t TIMEOUT_S] [-m MEM] [-c CPUS] [-o OUTDIR]
           [-n NETARGS] -- CMD [ARGS...]
-  -k  Debian kernel release in /boot, or "debug" or "kcsan" (the
-      debug-kernel.sh flavours; default: newest 6.12)
+  -k  Debian kernel release in /boot or in the Debian sid root of
+      tools/sid-root.sh, or "debug" or "kcsan" (the debug-kernel.sh
+      flavours; default: newest 6.12)
   -t  timeout in seconds (default 600)
   -m  guest RAM (default 1024M, 2048M for debug and kcsan)
   -c  vCPUs (default 2)
@@ -100,7 +101,7 @@ parse_args() {
 }
 
 resolve_kernel() {
-	local dir
+	local dir sid
 
 	if [[ $KERNEL == debug || $KERNEL == kcsan ]]; then
 		dir=$("$SELF_DIR/debug-kernel.sh" dir "$KERNEL") ||
@@ -110,6 +111,16 @@ resolve_kernel() {
 		MODROOT=$dir/mods
 		GUEST_MODULES=$dir/mods/lib/modules
 		MEM=${MEM:-2048M}
+	elif [[ ! -e /boot/vmlinuz-$KERNEL ]] &&
+	     sid=$("$SELF_DIR/../../sid-root.sh" dir 2>/dev/null) &&
+	     [[ -r $sid/boot/vmlinuz-$KERNEL ]]; then
+		# A sid kernel: its image and modules come from the sid root,
+		# the guest's user space is still the host's.
+		KIMAGE=$sid/boot/vmlinuz-$KERNEL
+		RELEASE=$KERNEL
+		MODROOT=$sid
+		GUEST_MODULES=$sid/lib/modules
+		MEM=${MEM:-1024M}
 	else
 		KIMAGE=/boot/vmlinuz-$KERNEL
 		RELEASE=$KERNEL

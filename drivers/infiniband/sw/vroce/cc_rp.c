@@ -32,6 +32,7 @@
 #include <rdma/restrack.h>
 
 #include "cc.h"
+#include "compat.h"
 #include "counters.h"
 #include "device.h"
 #include "qp.h"
@@ -114,8 +115,8 @@ void vroce_cc_rp_setup(struct vroce_qp *qp)
 {
 	struct vroce_dev *vdev = qp_vdev(qp);
 
-	hrtimer_init(&qp->cc.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	qp->cc.timer.function = vroce_cc_timer_fn;
+	vroce_compat_hrtimer_setup(&qp->cc.timer, vroce_cc_timer_fn,
+				   CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	vroce_cc_qp_init(vdev, &qp->cc, vroce_cc_line_kbps(vdev));
 	qp->cc.armed_ns = U64_MAX;
 	qp->cc.due_ns = U64_MAX;

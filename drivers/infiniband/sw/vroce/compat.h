@@ -1,26 +1,44 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Kernel API differences between the supported kernels, Debian's 6.1 LTS and
- * 6.12 LTS. Every version test of the driver lives here, as a small wrapper
- * with one name; .c files never test LINUX_VERSION_CODE themselves.
+ * Kernel API differences between the supported kernels: Debian's 6.1 LTS
+ * and 6.12 LTS, and sid's 7.2. Every version test of the driver lives here,
+ * as a small wrapper with one name per difference, each marked with the
+ * kernel that changed the API; .c files never test LINUX_VERSION_CODE
+ * themselves. Checked against Debian's headers, which backport none of
+ * these changes to 6.1 or 6.12.
  *
- * Checked and found equal in 6.1 and 6.12, so not wrapped: the MR verbs
- * (get_dma_mr, reg_user_mr, rereg_user_mr, dereg_mr, alloc_mr, map_mr_sg)
- * and ib_umem_get(). A kernel after 6.12 that changes them gets a wrapper
- * here. Also equal: driver sysfs attributes go through
- * ib_device_ops.device_group in both (ib_core puts it in ibdev->groups[1]
- * at registration); neither has rdma_set_device_sysfs_group(), which was
+ * Checked and found equal in 6.1, 6.12 and 7.2, so not wrapped: the MR
+ * verbs other than reg_user_mr (get_dma_mr, rereg_user_mr, dereg_mr,
+ * alloc_mr, map_mr_sg) and create_cq (7.1 added create_user_cq beside it).
+ * Also equal: driver sysfs attributes go through
+ * ib_device_ops.device_group (ib_core puts it in ibdev->groups[1]
+ * at registration); none has rdma_set_device_sysfs_group(), which was
  * removed before 6.1.
  * ib_core itself differs: it refuses IB_ACCESS_ON_DEMAND on a device without
- * ODP with EINVAL in 6.1 and EOPNOTSUPP in 6.12, before the driver is called.
+ * ODP with EINVAL in 6.1 and EOPNOTSUPP in 6.12, before the driver is called;
+ * and from 7.2 on it calls query_device at registration with no udata
+ * (a zeroed one before), which vroce_query_device() takes on every kernel.
  */
 #ifndef _VROCE_COMPAT_H
 #define _VROCE_COMPAT_H
 
+#include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/version.h>
+#include <linux/workqueue.h>
+#include <net/sock.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
+
+/*
+ * mac_pton() is declared in <linux/hex.h> from 6.4 on, in <linux/kernel.h>
+ * before; kernel.h included hex.h in 6.12 and no longer does in 7.2.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#include <linux/hex.h>
+#endif
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 /* The device name came from "rdma link add NAME": keep it across netns moves. */
@@ -100,5 +118,129 @@ static inline bool vroce_compat_privileged_qkey(void)
 {
 	return rdma_nl_get_privileged_qkey();
 }
+
+/*
+ * Set up an hrtimer and its callback: hrtimer_setup() from 6.13 on
+ * (hrtimer_init() is gone by 7.2), hrtimer_init() and a store before.
+ */
+static inline void
+vroce_compat_hrtimer_setup(struct hrtimer *timer,
+			   enum hrtimer_restart (*fn)(struct hrtimer *),
+			   clockid_t clock, enum hrtimer_mode mode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(timer, fn, clock, mode);
+#else
+	hrtimer_init(timer, clock, mode);
+	timer->function = fn;
+#endif
+}
+
+/*
+ * A per-CPU work queue, as alloc_workqueue() made by default before 6.17,
+ * says so with WQ_PERCPU from 6.17 on; 7.2 warns (a kernel WARNING) when a
+ * queue names neither WQ_PERCPU nor WQ_UNBOUND.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define VROCE_COMPAT_WQ_PERCPU WQ_PERCPU
+#else
+#define VROCE_COMPAT_WQ_PERCPU 0
+#endif
+
+/*
+ * The owner of a socket: sk_uid() from 6.16 on, which removed
+ * sock_i_uid().
+ */
+static inline kuid_t vroce_compat_sk_uid(struct sock *sk)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+	return sk_uid(sk);
+#else
+	return sock_i_uid(sk);
+#endif
+}
+
+/*
+ * setup_udp_tunnel_sock() and udp_tunnel_sock_release() take the struct
+ * sock in 7.2, the struct socket before; udp_sock_create() still makes a
+ * struct socket, which vroce keeps. (Changed after 6.12; 7.2 is the first
+ * kernel vroce is built for that has it.)
+ */
+static inline void
+vroce_compat_setup_udp_tunnel_sock(struct net *net, struct socket *sock,
+				   struct udp_tunnel_sock_cfg *cfg)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 2, 0)
+	setup_udp_tunnel_sock(net, sock->sk, cfg);
+#else
+	setup_udp_tunnel_sock(net, sock, cfg);
+#endif
+}
+
+static inline void vroce_compat_udp_tunnel_sock_release(struct socket *sock)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 2, 0)
+	udp_tunnel_sock_release(sock->sk);
+#else
+	udp_tunnel_sock_release(sock);
+#endif
+}
+
+/* Pin user memory: ib_umem_get() became ib_umem_get_va() in 7.2. */
+static inline struct ib_umem *
+vroce_compat_umem_get(struct ib_device *device, unsigned long addr,
+		      size_t size, int access)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 2, 0)
+	return ib_umem_get_va(device, addr, size, access);
+#else
+	return ib_umem_get(device, addr, size, access);
+#endif
+}
+
+/*
+ * reg_user_mr: 6.17 added a DMA handle argument (TPH steering hints).
+ * vroce has no alloc_dmah, so a user cannot make one for it; a handle that
+ * arrives anyway is refused rather than ignored. The ops table names
+ * vroce_compat_reg_user_mr; the driver's own verb keeps one signature.
+ */
+struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+static inline struct ib_mr *
+vroce_compat_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+			 int access, struct ib_dmah *dmah,
+			 struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return vroce_reg_user_mr(ibpd, start, length, iova, access, udata);
+}
+#else
+#define vroce_compat_reg_user_mr vroce_reg_user_mr
+#endif
+
+/*
+ * The resize CQ verb: ib_device_ops.resize_cq (int cqe) became
+ * resize_user_cq (unsigned int cqe) in 7.1. The ops table fills
+ * ".VROCE_COMPAT_RESIZE_CQ_OP = vroce_compat_resize_cq".
+ */
+int vroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 1, 0)
+#define VROCE_COMPAT_RESIZE_CQ_OP resize_user_cq
+
+static inline int vroce_compat_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
+					 struct ib_udata *udata)
+{
+	if (cqe > INT_MAX)
+		return -EINVAL;
+	return vroce_resize_cq(ibcq, cqe, udata);
+}
+#else
+#define VROCE_COMPAT_RESIZE_CQ_OP resize_cq
+#define vroce_compat_resize_cq vroce_resize_cq
+#endif
 
 #endif /* _VROCE_COMPAT_H */

@@ -44,6 +44,7 @@
 #include <linux/string.h>
 #include <rdma/ib_cache.h>
 
+#include "compat.h"
 #include "debugfs.h"
 #include "device.h"
 #include "opcode.h"

@@ -476,7 +476,7 @@ void vroce_dev_remove_all(void)
  */
 int vroce_dev_init(void)
 {
-	vroce_wq = alloc_workqueue("vroce_dev", 0, 0);
+	vroce_wq = alloc_workqueue("vroce_dev", VROCE_COMPAT_WQ_PERCPU, 0);
 	return vroce_wq ? 0 : -ENOMEM;
 }
 

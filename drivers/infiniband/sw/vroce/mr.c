@@ -53,6 +53,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 
+#include "compat.h"
 #include "device.h"
 #include "mr.h"
 #include "mr_copy.h"
@@ -410,7 +411,7 @@ struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->iova = iova;
 	mr->length = length;
 
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	mr->umem = vroce_compat_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
 		mr->umem = NULL;

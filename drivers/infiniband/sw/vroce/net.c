@@ -46,6 +46,7 @@
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 
+#include "compat.h"
 #include "net.h"
 #include "rx.h"
 
@@ -94,14 +95,14 @@ static struct socket *vroce_udp_open(struct net *net, bool ipv6)
 	if (err)
 		return ERR_PTR(err);
 
-	setup_udp_tunnel_sock(net, sock, &tcfg);
+	vroce_compat_setup_udp_tunnel_sock(net, sock, &tcfg);
 	return sock;
 }
 
 static void vroce_udp_close(struct socket **sockp)
 {
 	if (*sockp) {
-		udp_tunnel_sock_release(*sockp);
+		vroce_compat_udp_tunnel_sock_release(*sockp);
 		*sockp = NULL;
 	}
 }
@@ -130,7 +131,7 @@ static unsigned long vroce_net_port_holder(struct net *net, kuid_t *uid)
 	rcu_read_unlock();
 	if (sk) {
 		ino = sock_i_ino(sk);
-		*uid = sock_i_uid(sk);
+		*uid = vroce_compat_sk_uid(sk);
 		sock_put(sk);
 	}
 #endif

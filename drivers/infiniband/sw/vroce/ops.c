@@ -11,6 +11,7 @@
 
 #include "ah.h"
 #include "cc.h"
+#include "compat.h"
 #include "cq.h"
 #include "counters.h"
 #include "device.h"
@@ -75,10 +76,10 @@ const struct ib_device_ops vroce_dev_ops = {
 	.query_port = vroce_query_port,
 	.query_qp = vroce_query_qp,
 	.query_srq = vroce_query_srq,
-	.reg_user_mr = vroce_reg_user_mr,
+	.reg_user_mr = vroce_compat_reg_user_mr,
 	.req_notify_cq = vroce_req_notify_cq,
 	.rereg_user_mr = vroce_rereg_user_mr,
-	.resize_cq = vroce_resize_cq,
+	.VROCE_COMPAT_RESIZE_CQ_OP = vroce_compat_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vroce_cq, ibcq),

@@ -60,8 +60,12 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata)
 {
-	/* The rdma_user_rxe.h ABI has no driver data for this command. */
-	if (udata->inlen || udata->outlen)
+	/*
+	 * The rdma_user_rxe.h ABI has no driver data for this command.
+	 * ib_core's own call at registration passes no udata from 7.2 on
+	 * (a zeroed one before).
+	 */
+	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;
 
 	*attr = to_vdev(ibdev)->attr;

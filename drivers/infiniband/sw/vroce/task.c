@@ -59,6 +59,7 @@
 #include <linux/workqueue.h>
 
 #include "comp.h"
+#include "compat.h"
 #include "qp.h"
 #include "rx.h"
 #include "task.h"
@@ -103,7 +104,8 @@ static struct workqueue_struct *vroce_wq;
 
 int vroce_task_init(void)
 {
-	vroce_wq = alloc_workqueue("vroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	vroce_wq = alloc_workqueue("vroce", WQ_HIGHPRI | WQ_MEM_RECLAIM |
+				   VROCE_COMPAT_WQ_PERCPU, 0);
 	return vroce_wq ? 0 : -ENOMEM;
 }
 

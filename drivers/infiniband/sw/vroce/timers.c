@@ -46,6 +46,7 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 
+#include "compat.h"
 #include "qp.h"
 #include "task.h"
 #include "timers.h"
@@ -78,8 +79,8 @@ static enum hrtimer_restart vroce_timers_fire(struct hrtimer *timer)
  */
 void vroce_timers_init(struct vroce_qp *qp)
 {
-	hrtimer_init(&qp->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	qp->req.timer.function = vroce_timers_fire;
+	vroce_compat_hrtimer_setup(&qp->req.timer, vroce_timers_fire,
+				   CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 }
 
 /**
