@@ -51,11 +51,12 @@ sum_field() {
 	sed -n -E "s/$re/\\1/p" "$@" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
 }
 
+# count REGEX FILES: lines matching, but the kernel command line's.
 count() {
 	local re=$1
 
 	shift
-	cat "$@" 2>/dev/null | grep -c -E -- "$re"
+	cat "$@" 2>/dev/null | grep -v 'ommand line:' | grep -c -E -- "$re"
 }
 
 report() {
