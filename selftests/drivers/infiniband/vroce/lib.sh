@@ -297,3 +297,58 @@ vroce_cleanup() {
 	# make check sums these per kernel (tools/check.sh).
 	ktap_print_msg "$(basename "$0") took $SECONDS s"
 }
+
+# vroce_inmodule_selftests NAME...: the whole of a script for the module's
+# built-in self-tests NAME... (selftest/NAME.c). A module built with
+# VROCE_DEBUG (make KVER=debug) runs them at load and lists them in
+# modinfo's vroce_selftests; the script skips unless the first NAME is
+# there. One result for the load, one per NAME (its "pass" line in dmesg).
+vroce_inmodule_selftests() {
+	local mark="$1-selftest" name
+
+	vroce_require modinfo dmesg
+	trap 'vroce_unload; vroce_cleanup' EXIT
+	grep -qw "$1" <<<"$(modinfo -F vroce_selftests "$VROCE_KO" 2>/dev/null)" ||
+		vroce_skip_all "module built without VROCE_DEBUG self-tests"
+
+	ktap_print_header
+	ktap_set_plan $(($# + 1))
+	vroce_unload
+	dmesg_mark "$mark"
+	check "module loads with its self-tests" vroce_load
+	for name in "$@"; do
+		check "$name self-tests pass" vroce_selftest_passed "$mark" "$name"
+	done
+	ktap_finished
+}
+
+# vroce_selftest_passed MARK NAME: NAME's self-tests passed since MARK.
+vroce_selftest_passed() {
+	dmesg_since "$1" | grep -qx ".*vroce: $2 self-tests: pass"
+}
+
+# vroce_test_dev DEV NDEV PEER [ADDR]: the set-up of a script that runs one
+# C test program on one device (whose KTAP output is the script's): the
+# vroce device DEV over the veth pair NDEV/PEER (vroce_veth_dev), with the
+# IPv4 address ADDR and its GIDs if given (vroce_veth_dev_ipv4), all of it
+# removed on exit (vroce_test_dev_cleanup). If that fails the script exits
+# with a failed plan and the log.
+VROCE_TEST_NDEV=
+vroce_test_dev() {
+	local setup=vroce_veth_dev
+
+	vroce_require ip rdma
+	VROCE_TEST_NDEV=$2
+	trap vroce_test_dev_cleanup EXIT
+	[ $# -lt 4 ] || setup=vroce_veth_dev_ipv4
+	"$setup" "$@" >"$VROCE_LOG" 2>&1 && return 0
+	ktap_print_header
+	sed 's/^/# /' "$VROCE_LOG"
+	ktap_exit_fail_msg "cannot set up a vroce device"
+}
+
+vroce_test_dev_cleanup() {
+	[ -z "$VROCE_TEST_NDEV" ] || ip link del "$VROCE_TEST_NDEV" 2>/dev/null
+	vroce_unload
+	vroce_cleanup
+}
