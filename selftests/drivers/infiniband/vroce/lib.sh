@@ -352,3 +352,99 @@ vroce_test_dev_cleanup() {
 	vroce_unload
 	vroce_cleanup
 }
+
+# hw_counter DEV NAME: the value of DEV's hardware counter NAME (port 1).
+hw_counter() {
+	local v
+
+	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2" &&
+		echo "$v"
+}
+
+# gid_present DEV GID [TYPE]: DEV's GID table holds GID (as sysfs prints
+# it: eight groups of four lower-case hex digits), of TYPE if given
+# ("RoCE v2", "IB/RoCE v1").
+gid_present() {
+	local port=/sys/class/infiniband/$1/ports/1 i g
+
+	for ((i = 0; i < 128; i++)); do
+		read -r g 2>/dev/null <"$port/gids/$i" || continue
+		[ "$g" = "$2" ] || continue
+		[ -z "${3:-}" ] && return 0
+		read -r g 2>/dev/null <"$port/gid_attrs/types/$i" || continue
+		[ "$g" = "$3" ] && return 0
+	done
+	return 1
+}
+
+# vroce_first_gid DEV v4|v6|v1: print the index of DEV's first GID of that
+# kind, the one vroce_roce_v2_gid() in vroce_test.h picks: RoCE v2 and
+# IPv4-mapped (v4) or IPv6 but not link-local (v6); or RoCE v1 and
+# IPv4-mapped (v1). Fail if there is none.
+vroce_first_gid() {
+	local port=/sys/class/infiniband/$1/ports/1 type="RoCE v2" i g
+
+	[ "$2" = v1 ] && type="IB/RoCE v1"
+	for i in $(cd "$port/gid_attrs/types" && printf '%s\n' * | sort -n); do
+		read -r g 2>/dev/null <"$port/gid_attrs/types/$i" || continue
+		[ "$g" = "$type" ] || continue
+		read -r g <"$port/gids/$i" || continue
+		case $g in
+		0000:0000:0000:0000:0000:0000:0000:0000 | fe80:*) continue ;;
+		0000:0000:0000:0000:0000:ffff:*) [ "$2" != v6 ] || continue ;;
+		*) [ "$2" = v6 ] || continue ;;
+		esac
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+# vroce_gids_ready DEV KIND...: DEV has a GID of each KIND (vroce_first_gid).
+vroce_gids_ready() {
+	local kind
+
+	for kind in "${@:2}"; do
+		vroce_first_gid "$1" "$kind" >/dev/null || return 1
+	done
+}
+
+# tcp_listening PORT [CMD...]: something listens on TCP PORT; ss runs under
+# CMD if given (e.g. ip netns exec NS).
+tcp_listening() {
+	"${@:2}" ss -Hltn "sport = :$1" | grep -q .
+}
+
+# cm_listening PORT [CMD...]: an rdma_cm ID listens on PORT; rdma runs
+# under CMD if given.
+cm_listening() {
+	"${@:2}" rdma res show cm_id | grep -q "LISTEN.*:$1 "
+}
+
+# roce_socket NETNS: vroce's RoCE v2 UDP socket (port 4791) is open in NETNS.
+roce_socket() {
+	ip netns exec "$1" ss -Huan "sport = :4791" | grep -q 4791
+}
+
+# bg_stop VAR [SIGNAL]: end the background job whose PID is in variable
+# VAR (if any) with SIGNAL (default TERM), wait for it, and clear VAR.
+bg_stop() {
+	local -n vroce_bg_pid=$1
+
+	[ -n "$vroce_bg_pid" ] || return 0
+	kill "-${2:-TERM}" "$vroce_bg_pid" 2>/dev/null
+	wait "$vroce_bg_pid" 2>/dev/null
+	vroce_bg_pid=
+}
+
+# bg_wait VAR: wait for the background job whose PID is in variable VAR,
+# clear VAR, and return the job's exit status.
+bg_wait() {
+	local -n vroce_bg_pid=$1
+	local rc
+
+	wait "$vroce_bg_pid"
+	rc=$?
+	vroce_bg_pid=
+	return "$rc"
+}

@@ -49,17 +49,6 @@ spin_until_dealloc() {
 	done
 }
 
-# reap: wait for the background command $BG (a removal stuck in the
-# kernel is the script's timeout's); return its exit status.
-reap() {
-	local rc
-
-	wait "$BG"
-	rc=$?
-	BG=
-	return "$rc"
-}
-
 # new_dev DELAY_MS: a dummy netdev lca and a device lc0 over it, whose
 # deallocation will wait DELAY_MS.
 new_dev() {
@@ -87,21 +76,21 @@ netdev_round() {
 		BG=$!
 		spin_until_dealloc lc0 || return 1
 		ip link del lca || return 1
-		reap || { echo "rdma link delete failed"; return 1; }
+		bg_wait BG || { echo "rdma link delete failed"; return 1; }
 		;;
 	1)
 		new_dev 0 || return 1
 		rdma link delete lc0 2>/dev/null &
 		BG=$!
 		ip link del lca || return 1
-		reap
+		bg_wait BG
 		;;
 	2)
 		new_dev 0 || return 1
 		ip link del lca &
 		BG=$!
 		rdma link delete lc0 2>/dev/null
-		reap || { echo "ip link del failed"; return 1; }
+		bg_wait BG || { echo "ip link del failed"; return 1; }
 		;;
 	esac
 	wait_for 10 rdma_dev_gone lc0 || { echo "lc0 left behind"; return 1; }
@@ -146,7 +135,7 @@ unload_round() {
 	BG=$!
 	[ "$mode" = 2 ] || spin_until_dealloc lc0 || return 1
 	rmmod vroce || { echo "rmmod failed"; return 1; }
-	reap || rc=$?
+	bg_wait BG || rc=$?
 	if [ "$rc" != 0 ] && [ "$mode" != 2 ]; then
 		echo "mode $mode: device removal failed ($rc)"
 		return 1

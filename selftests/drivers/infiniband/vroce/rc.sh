@@ -52,7 +52,7 @@ else
 fi
 
 cleanup() {
-	server_stop
+	bg_stop SRV_PID
 	rdma link delete rca 2>/dev/null
 	rdma link delete rcb 2>/dev/null
 	rdma link delete rcl 2>/dev/null
@@ -68,32 +68,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# gid_index DEV 4|6|v1: the first RoCE v2 GID of that family (IPv6: not
-# link-local), as rc_test's vroce_roce_v2_gid() picks it, or (v1) the
-# first IPv4-mapped RoCE v1 GID.
-gid_index() {
-	local dir="/sys/class/infiniband/$1/ports/1" i gid want="RoCE v2"
-
-	[ "$2" = v1 ] && want="IB/RoCE v1"
-	for i in $(cd "$dir/gid_attrs/types" && printf '%s\n' * | sort -n); do
-		[ "$(cat "$dir/gid_attrs/types/$i" 2>/dev/null)" = "$want" ] ||
-			continue
-		gid=$(cat "$dir/gids/$i")
-		case "$1:$gid" in
-		*:0000:0000:0000:0000:0000:0000:0000:0000 | *:fe80:*) continue ;;
-		*:0000:0000:0000:0000:0000:ffff:*) [ "$2" != 6 ] || continue ;;
-		*) [ "$2" = 6 ] || continue ;;
-		esac
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
-gids_ready() {
-	gid_index "$1" 4 && gid_index "$1" 6
-}
-
 setup_veth() {
 	local nsa nsb
 
@@ -107,7 +81,8 @@ setup_veth() {
 		ip -n "$nsa" link set va up && ip -n "$nsb" link set vb up &&
 		ip netns exec "$nsa" rdma link add rca type vroce netdev va &&
 		ip netns exec "$nsb" rdma link add rcb type vroce netdev vb &&
-		wait_for 10 gids_ready rca && wait_for 10 gids_ready rcb ||
+		wait_for 10 vroce_gids_ready rca v4 v6 &&
+		wait_for 10 vroce_gids_ready rcb v4 v6 ||
 		return 1
 	DEV_A=rca DEV_B=rcb SERVER_IP=192.0.2.2
 	EXEC_A=(ip netns exec "$nsa") EXEC_B=(ip netns exec "$nsb")
@@ -132,24 +107,14 @@ setup_loop() {
 		"${EXEC_A[@]}" ip link set "$nd" up &&
 		"${EXEC_A[@]}" ip link set "${nd%a}b" up &&
 		"${EXEC_A[@]}" rdma link add "$dev" type "$DRIVER" netdev "$nd" &&
-		wait_for 10 gids_ready "$dev" || return 1
+		wait_for 10 vroce_gids_ready "$dev" v4 v6 || return 1
 	DEV_A=$dev DEV_B=$dev SERVER_IP=192.0.2.1
 }
 
 # use_family 4|6: pick both ends' GIDs.
 use_family() {
-	GID_A=$(gid_index "$DEV_A" "$1") && GID_B=$(gid_index "$DEV_B" "$1")
-}
-
-listening() {
-	"${EXEC_B[@]}" ss -Hltn "sport = :$1" | grep -q .
-}
-
-server_stop() {
-	[ -n "$SRV_PID" ] || return 0
-	kill "$SRV_PID" 2>/dev/null
-	wait "$SRV_PID" 2>/dev/null
-	SRV_PID=
+	GID_A=$(vroce_first_gid "$DEV_A" "v$1") &&
+		GID_B=$(vroce_first_gid "$DEV_B" "v$1")
 }
 
 # pair TOOL ARGS...: TOOL as a server on DEV_B (with ARGS) and as a client on
@@ -163,8 +128,8 @@ pair() {
 	"${EXEC_B[@]}" timeout "$TMO" "$tool" -d "$DEV_B" "$gidopt" "$GID_B" \
 		-p "$port" "$@" >"$VROCE_LOG.srv" 2>&1 &
 	SRV_PID=$!
-	if ! wait_for 20 listening "$port"; then
-		server_stop
+	if ! wait_for 20 tcp_listening "$port" "${EXEC_B[@]}"; then
+		bg_stop SRV_PID
 		echo "server did not listen on port $port:"
 		cat "$VROCE_LOG.srv"
 		return 1
@@ -446,7 +411,7 @@ if [ "$DRIVER" = rxe ]; then
 elif [ -n "$SLOW$LEAN" ]; then
 	skip_rc_test "$prefix" "lean run on this kernel, RC_FULL=1 runs it" \
 		"$RC_V1_CASES"
-elif [ "${loop_ok:-0}" != 1 ] || ! GID_A=$(gid_index "$DEV_A" v1); then
+elif [ "${loop_ok:-0}" != 1 ] || ! GID_A=$(vroce_first_gid "$DEV_A" v1); then
 	skip_rc_test "$prefix" "no loop topology or RoCE v1 GID" "$RC_V1_CASES"
 else
 	GID_B=$GID_A
