@@ -448,3 +448,41 @@ bg_wait() {
 	vroce_bg_pid=
 	return "$rc"
 }
+
+# run_pair LISTENING PORT SRV_CMD... -- CLI_CMD...: a server and its client,
+# both under timeout TMO, both must exit 0. The server runs under the
+# command prefix EXEC_B (an array, e.g. ip netns exec NS; SRV_PID while it
+# runs), the client under EXEC_A once "LISTENING PORT EXEC_B..." says the
+# server listens (tcp_listening, cm_listening). The client's output is in
+# $VROCE_LOG.cli, the server's in $VROCE_LOG.srv; both are shown on failure.
+run_pair() {
+	local ready=$1 port=$2 srv=() crc src
+
+	shift 2
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	"${EXEC_B[@]}" timeout "$TMO" "${srv[@]}" >"$VROCE_LOG.srv" 2>&1 &
+	SRV_PID=$!
+	if ! wait_for 20 "$ready" "$port" "${EXEC_B[@]}"; then
+		bg_stop SRV_PID
+		echo "server did not listen on port $port:"
+		cat "$VROCE_LOG.srv"
+		return 1
+	fi
+	"${EXEC_A[@]}" timeout "$TMO" "$@" >"$VROCE_LOG.cli" 2>&1
+	crc=$?
+	wait "$SRV_PID"
+	src=$?
+	SRV_PID=
+	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
+		echo "client exit $crc, server exit $src"
+		echo "--- client: $*"
+		cat "$VROCE_LOG.cli"
+		echo "--- server: ${srv[*]}"
+		cat "$VROCE_LOG.srv"
+		return 1
+	fi
+}

@@ -23,6 +23,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DRIVER=${RDMA_TEST_DRIVER:-vroce}
 # A hang guard per program, far above what the slowest kernel needs.
+# shellcheck disable=SC2034 # run_pair's (lib.sh), like EXEC_* and SRV_PID
 TMO=${RC_TIMEOUT:-180}
 ITERS=5
 # perftest latency needs more samples than that to report a number.
@@ -40,6 +41,7 @@ GID_B=
 SERVER_IP=
 EXEC_A=() EXEC_B=()
 PORT=19000
+# shellcheck disable=SC2034 # run_pair's
 SRV_PID=
 
 if [ "$DRIVER" = rxe ]; then
@@ -100,6 +102,7 @@ setup_loop() {
 	else
 		ns=$(ns_add rcl) && vroce_load &&
 			ip -n "$ns" link add la type veth peer name lb || return 1
+		# shellcheck disable=SC2034 # run_pair's
 		EXEC_A=(ip netns exec "$ns") EXEC_B=(ip netns exec "$ns")
 	fi
 	"${EXEC_A[@]}" ip addr add 192.0.2.1/24 dev "$nd" &&
@@ -118,36 +121,15 @@ use_family() {
 }
 
 # pair TOOL ARGS...: TOOL as a server on DEV_B (with ARGS) and as a client on
-# DEV_A connecting to it; both must exit 0. The client's output is in
-# $VROCE_LOG.cli, both are shown on failure.
+# DEV_A connecting to it (run_pair).
 pair() {
-	local tool=$1 gidopt=-x port=$((PORT++)) crc src
+	local tool=$1 gidopt=-x port=$((PORT++))
 
 	shift
 	case $tool in ibv_*) gidopt=-g ;; esac
-	"${EXEC_B[@]}" timeout "$TMO" "$tool" -d "$DEV_B" "$gidopt" "$GID_B" \
-		-p "$port" "$@" >"$VROCE_LOG.srv" 2>&1 &
-	SRV_PID=$!
-	if ! wait_for 20 tcp_listening "$port" "${EXEC_B[@]}"; then
-		bg_stop SRV_PID
-		echo "server did not listen on port $port:"
-		cat "$VROCE_LOG.srv"
-		return 1
-	fi
-	"${EXEC_A[@]}" timeout "$TMO" "$tool" -d "$DEV_A" "$gidopt" "$GID_A" \
-		-p "$port" "$@" "$SERVER_IP" >"$VROCE_LOG.cli" 2>&1
-	crc=$?
-	wait "$SRV_PID"
-	src=$?
-	SRV_PID=
-	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
-		echo "client exit $crc, server exit $src"
-		echo "--- client: $tool $*"
-		cat "$VROCE_LOG.cli"
-		echo "--- server"
-		cat "$VROCE_LOG.srv"
-		return 1
-	fi
+	run_pair tcp_listening "$port" \
+		"$tool" -d "$DEV_B" "$gidopt" "$GID_B" -p "$port" "$@" -- \
+		"$tool" -d "$DEV_A" "$gidopt" "$GID_A" -p "$port" "$@" "$SERVER_IP"
 }
 
 pingpong() {

@@ -23,6 +23,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# shellcheck disable=SC2034 # run_pair's (lib.sh), like SRV_PID
 TMO=${UD_TIMEOUT:-180}
 ITERS=5
 TOOLS=(ip rdma ss timeout ibv_ud_pingpong ibv_uc_pingpong ib_send_bw
@@ -38,6 +39,7 @@ GID_B=
 SERVER_IP=192.0.2.2
 CM_IP=
 PORT=19500
+# shellcheck disable=SC2034 # run_pair's
 SRV_PID=
 
 SLOW='' LEAN=''
@@ -83,40 +85,6 @@ use_gids() {
 		GID_B=$(vroce_first_gid udb "$kind") || return 1
 	CM_IP=192.0.2.2
 	[ "$1" != v2-6 ] || CM_IP=2001:db8::2
-}
-
-# run_pair LISTENING SRV_CMD -- CLI_CMD: the server in udb's namespace,
-# once LISTENING PORT says it listens the client in uda's; both exit 0.
-run_pair() {
-	local ready=$1 port=$2 srv=() crc src
-
-	shift 2
-	while [ "$1" != -- ]; do
-		srv+=("$1")
-		shift
-	done
-	shift
-	"${EXEC_B[@]}" timeout "$TMO" "${srv[@]}" >"$VROCE_LOG.srv" 2>&1 &
-	SRV_PID=$!
-	if ! wait_for 20 "$ready" "$port" "${EXEC_B[@]}"; then
-		bg_stop SRV_PID
-		echo "server did not listen on port $port:"
-		cat "$VROCE_LOG.srv"
-		return 1
-	fi
-	"${EXEC_A[@]}" timeout "$TMO" "$@" >"$VROCE_LOG.cli" 2>&1
-	crc=$?
-	wait "$SRV_PID"
-	src=$?
-	SRV_PID=
-	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
-		echo "client exit $crc, server exit $src"
-		echo "--- client: $*"
-		cat "$VROCE_LOG.cli"
-		echo "--- server: ${srv[*]}"
-		cat "$VROCE_LOG.srv"
-		return 1
-	fi
 }
 
 # pingpong TOOL ARGS...: an ibv_*_pingpong pair over the current GIDs.
