@@ -213,15 +213,11 @@ vroce_veth_dev() {
 }
 
 # vroce_veth_dev_ipv4 DEV NDEV PEER ADDR: vroce_veth_dev, then the IPv4
-# address ADDR on NDEV, and wait for its RoCE GIDs.
+# address ADDR on NDEV, and wait for its RoCE v2 GID.
 vroce_veth_dev_ipv4() {
-	local gid
-
-	# shellcheck disable=SC2086 # the four bytes of the address, split
-	gid=0000:0000:0000:0000:0000:ffff:$(printf '%02x%02x:%02x%02x' ${4//./ })
 	vroce_veth_dev "$1" "$2" "$3" &&
 		ip addr add "$4/24" dev "$2" &&
-		wait_for 10 sh -c "grep -qx $gid /sys/class/infiniband/$1/ports/1/gids/*"
+		wait_for 10 vroce_gid "$1" v4 "$2" "$4"
 }
 
 # vroce_rc_stream DEV PEER_DEV GID PEER_GID OP MIB: rc_stream moves MIB MiB
@@ -234,32 +230,45 @@ vroce_rc_stream() {
 		timeout 600 "$VROCE_BIN/rc_stream" "$5" "$6"
 }
 
-# vroce_gid DEV v4|v6|v1 IFNAME ADDR: print the index of DEV's GID for ADDR
-# on IFNAME, RoCE v2 (v4, v6) or RoCE v1; fail if there is none. IPv4 in
-# the shell (no python start-up: seconds on the debug kernel), IPv6 by
-# roce.py gid.
+# vroce_gid DEV v4|v6|v1 [IFNAME ADDR]: print the index of DEV's GID of that
+# kind: RoCE v2 (v4, v6) or RoCE v1, for ADDR on IFNAME if given, else the
+# first one (IPv4-mapped, or for v6 IPv6 but not link-local: the one
+# vroce_roce_v2_gid() in vroce_test.h picks). Fail if there is none. An
+# IPv4 ADDR in the shell (no python start-up: seconds on the debug
+# kernel), an IPv6 one by roce.py gid.
 vroce_gid() {
-	local port=/sys/class/infiniband/$1/ports/1 type="RoCE v2" want i g
+	local port=/sys/class/infiniband/$1/ports/1 type="RoCE v2" want='' i g
 	local o1 o2 o3 o4
 
-	case $4 in
+	case ${4:-} in
 	*:*)
 		python3 "$VROCE_LIB_DIR/roce.py" gid --dev "$1" --kind "$2" \
 			--ifname "$3" --sip "$4" | grep -x '[0-9]*'
 		return
 		;;
+	?*)
+		IFS=. read -r o1 o2 o3 o4 <<<"$4"
+		want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+			"$o1" "$o2" "$o3" "$o4") || return 1
+		;;
 	esac
 	[ "$2" = v1 ] && type="IB/RoCE v1"
-	IFS=. read -r o1 o2 o3 o4 <<<"$4"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		"$o1" "$o2" "$o3" "$o4") || return 1
 	for ((i = 0; i < 128; i++)); do
-		read -r g 2>/dev/null <"$port/gids/$i" || continue
-		[ "$g" = "$want" ] || continue
 		read -r g 2>/dev/null <"$port/gid_attrs/types/$i" || continue
 		[ "$g" = "$type" ] || continue
-		read -r g 2>/dev/null <"$port/gid_attrs/ndevs/$i" || continue
-		[ "$g" = "$3" ] || continue
+		read -r g 2>/dev/null <"$port/gids/$i" || continue
+		if [ -n "$want" ]; then
+			[ "$g" = "$want" ] || continue
+			read -r g 2>/dev/null <"$port/gid_attrs/ndevs/$i" ||
+				continue
+			[ "$g" = "$3" ] || continue
+		else
+			case $g in
+			0000:0000:0000:0000:0000:0000:0000:0000 | fe80:*) continue ;;
+			0000:0000:0000:0000:0000:ffff:*) [ "$2" != v6 ] || continue ;;
+			*) [ "$2" = v6 ] || continue ;;
+			esac
+		fi
 		echo "$i"
 		return 0
 	done
@@ -377,35 +386,12 @@ gid_present() {
 	return 1
 }
 
-# vroce_first_gid DEV v4|v6|v1: print the index of DEV's first GID of that
-# kind, the one vroce_roce_v2_gid() in vroce_test.h picks: RoCE v2 and
-# IPv4-mapped (v4) or IPv6 but not link-local (v6); or RoCE v1 and
-# IPv4-mapped (v1). Fail if there is none.
-vroce_first_gid() {
-	local port=/sys/class/infiniband/$1/ports/1 type="RoCE v2" i g
-
-	[ "$2" = v1 ] && type="IB/RoCE v1"
-	for i in $(cd "$port/gid_attrs/types" && printf '%s\n' * | sort -n); do
-		read -r g 2>/dev/null <"$port/gid_attrs/types/$i" || continue
-		[ "$g" = "$type" ] || continue
-		read -r g <"$port/gids/$i" || continue
-		case $g in
-		0000:0000:0000:0000:0000:0000:0000:0000 | fe80:*) continue ;;
-		0000:0000:0000:0000:0000:ffff:*) [ "$2" != v6 ] || continue ;;
-		*) [ "$2" = v6 ] || continue ;;
-		esac
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
-# vroce_gids_ready DEV KIND...: DEV has a GID of each KIND (vroce_first_gid).
+# vroce_gids_ready DEV KIND...: DEV has a GID of each KIND (vroce_gid).
 vroce_gids_ready() {
 	local kind
 
 	for kind in "${@:2}"; do
-		vroce_first_gid "$1" "$kind" >/dev/null || return 1
+		vroce_gid "$1" "$kind" >/dev/null || return 1
 	done
 }
 

@@ -116,8 +116,8 @@ setup_loop() {
 
 # use_family 4|6: pick both ends' GIDs.
 use_family() {
-	GID_A=$(vroce_first_gid "$DEV_A" "v$1") &&
-		GID_B=$(vroce_first_gid "$DEV_B" "v$1")
+	GID_A=$(vroce_gid "$DEV_A" "v$1") &&
+		GID_B=$(vroce_gid "$DEV_B" "v$1")
 }
 
 # pair TOOL ARGS...: TOOL as a server on DEV_B (with ARGS) and as a client on
@@ -393,7 +393,7 @@ if [ "$DRIVER" = rxe ]; then
 elif [ -n "$SLOW$LEAN" ]; then
 	skip_rc_test "$prefix" "lean run on this kernel, RC_FULL=1 runs it" \
 		"$RC_V1_CASES"
-elif [ "${loop_ok:-0}" != 1 ] || ! GID_A=$(vroce_first_gid "$DEV_A" v1); then
+elif [ "${loop_ok:-0}" != 1 ] || ! GID_A=$(vroce_gid "$DEV_A" v1); then
 	skip_rc_test "$prefix" "no loop topology or RoCE v1 GID" "$RC_V1_CASES"
 else
 	GID_B=$GID_A

@@ -81,8 +81,8 @@ setup() {
 use_gids() {
 	local kind=${1/v2-/v}
 
-	GID_A=$(vroce_first_gid uda "$kind") &&
-		GID_B=$(vroce_first_gid udb "$kind") || return 1
+	GID_A=$(vroce_gid uda "$kind") &&
+		GID_B=$(vroce_gid udb "$kind") || return 1
 	CM_IP=192.0.2.2
 	[ "$1" != v2-6 ] || CM_IP=2001:db8::2
 }
