@@ -86,10 +86,6 @@ setup() {
 		MACB=$(ip netns exec "$NSB" cat /sys/class/net/cb0/address)
 }
 
-counter() {
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-}
-
 # knobs DEV FILE VALUE: write VALUE to DEV's cc/FILE_<p> for every priority.
 enables() {
 	local p
@@ -112,13 +108,7 @@ capture_stop() {
 	[ -n "$CAP_PID" ] || return 0
 	# Let the last frames reach the file.
 	sleep 1
-	kill -INT "$CAP_PID" 2>/dev/null
-	wait "$CAP_PID" 2>/dev/null
-	CAP_PID=
-}
-
-listening() {
-	ip netns exec "$NSB" ss -Hltn "sport = :$1" | grep -q .
+	bg_stop CAP_PID INT
 }
 
 # bw_start GIDA GIDB SERVERIP ARGS...: ib_write_bw ($BW_TOOL) server on ccb
@@ -131,7 +121,7 @@ bw_start() {
 	ip netns exec "$NSB" timeout "$TMO" "$BW_TOOL" -d ccb -x "$gb" \
 		-p "$port" -F "$@" >"$VROCE_LOG.srv" 2>&1 &
 	SRV_PID=$!
-	wait_for 20 listening "$port" || { cat "$VROCE_LOG.srv"; return 1; }
+	wait_for 20 tcp_listening "$port" ip netns exec "$NSB" || { cat "$VROCE_LOG.srv"; return 1; }
 	ip netns exec "$NSA" timeout "$TMO" "$BW_TOOL" -d cca -x "$ga" \
 		-p "$port" -F "$@" "$ip" >"$VROCE_LOG.cli" 2>&1 &
 	CLI_PID=$!
@@ -236,8 +226,8 @@ sender_state() {
 
 CNT0=()
 cc_counters() {
-	echo "$(counter ccb np_ecn_marked_roce_packets) $(counter ccb np_cnp_sent)" \
-		"$(counter cca rp_cnp_handled) $(counter cca rp_cnp_ignored)"
+	echo "$(hw_counter ccb np_ecn_marked_roce_packets) $(hw_counter ccb np_cnp_sent)" \
+		"$(hw_counter cca rp_cnp_handled) $(hw_counter cca rp_cnp_ignored)"
 }
 
 TRACE=
@@ -419,11 +409,11 @@ rp_off() {
 cnp_ignored() {
 	local n0 n1
 
-	n0=$(counter ccb rp_cnp_ignored)
+	n0=$(hw_counter ccb rp_cnp_ignored)
 	echo "sgid_index=$GID_A dgid=192.0.2.2 dmac=$MACB dqpn=0xabcdef opcode=CNP len=0" \
 		>/sys/kernel/debug/vroce/cca/xmit_test || return 1
-	wait_for 10 test "$(counter ccb rp_cnp_ignored)" -gt "$n0"
-	n1=$(counter ccb rp_cnp_ignored)
+	wait_for 10 test "$(hw_counter ccb rp_cnp_ignored)" -gt "$n0"
+	n1=$(hw_counter ccb rp_cnp_ignored)
 	[ "$n1" = $((n0 + 1)) ]
 }
 

@@ -13,26 +13,4 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require modinfo dmesg
-
-cleanup() {
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
-grep -qw dcqcn <<<"$(modinfo -F vroce_selftests "$VROCE_KO" 2>/dev/null)" ||
-	vroce_skip_all "module built without VROCE_DEBUG self-tests"
-
-ktap_print_header
-ktap_set_plan 3
-
-vroce_unload
-dmesg_mark dcqcn-selftest
-check "module loads with its self-tests" vroce_load
-check "dcqcn self-tests pass" \
-	sh -c "dmesg | sed -n '/vroce-test: dcqcn-selftest\$/,\$p' | grep -qx '.*vroce: dcqcn self-tests: pass'"
-check "cc self-tests pass" \
-	sh -c "dmesg | sed -n '/vroce-test: dcqcn-selftest\$/,\$p' | grep -qx '.*vroce: cc self-tests: pass'"
-
-ktap_finished
+vroce_inmodule_selftests dcqcn cc

@@ -339,6 +339,7 @@ static struct vroce_rc_path path_to(struct side *peer, struct ibv_qp *qp,
 				    struct side *s)
 {
 	return (struct vroce_rc_path){
+		VROCE_RC_DEFAULTS,
 		.dest_qpn = qp->qp_num, .dgid = peer->gid,
 		.sgid_idx = s->gid_idx, .mtu = s->mtu < peer->mtu ? s->mtu :
 							      peer->mtu,
@@ -350,7 +351,7 @@ static int rc_up(struct ibv_qp *qp, struct side *s, struct ibv_qp *peer_qp,
 {
 	struct vroce_rc_path p = path_to(peer, peer_qp, s);
 
-	return vroce_rc_init(qp) || vroce_rc_rtr(qp, &p) || vroce_rc_rts(qp);
+	return vroce_rc_connect(qp, &p);
 }
 
 /* A UC QP to RTS, towards @peer_qp; 0 or an errno. */
@@ -449,9 +450,9 @@ static int fuzz_qps_open(void)
 	struct vroce_rc_path pb = path_to(&a, a.live, &b);
 	int i;
 
-	if (vroce_rc_init(a.live) || vroce_rc_init(b.live) ||
+	if (vroce_rc_init(a.live, &pa) || vroce_rc_init(b.live, &pb) ||
 	    vroce_rc_rtr(a.live, &pa) || vroce_rc_rtr(b.live, &pb) ||
-	    vroce_rc_rts(a.live) || vroce_rc_rts(b.live))
+	    vroce_rc_rts(a.live, &pa) || vroce_rc_rts(b.live, &pb))
 		return -1;
 	spare = fz_qp(&a, IBV_QPT_RC);
 	uc = fz_qp(&a, IBV_QPT_UC);

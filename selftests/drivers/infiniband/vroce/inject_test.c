@@ -123,13 +123,7 @@
 
 struct side {
 	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	int gid_idx;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
+	struct vroce_dev dev;
 	struct ibv_cq *scq, *rcq, *ucq, *xcq;
 	struct ibv_qp *rc, *ud, *spare;
 	struct ibv_ah *ah;
@@ -171,18 +165,9 @@ static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
 static int expect_wc(struct ibv_cq *cq, const char *what, uint64_t wr_id,
 		     enum ibv_wc_opcode opcode, struct ibv_wc *out)
 {
-	struct ibv_wc wc;
-
-	if (vroce_poll_one(cq, &wc, POLL_TIMEOUT_S) != 1)
-		return fail("%s: no completion", what);
-	if (wc.status != IBV_WC_SUCCESS)
-		return fail("%s: %s", what, ibv_wc_status_str(wc.status));
-	if (wc.wr_id != wr_id || wc.opcode != opcode)
-		return fail("%s: wr_id %llu opcode %d, want %llu and %d", what,
-			    (unsigned long long)wc.wr_id, wc.opcode,
-			    (unsigned long long)wr_id, opcode);
-	if (out)
-		*out = wc;
+	if (vroce_expect_wc(cq, NULL, wr_id, IBV_WC_SUCCESS, opcode,
+			    POLL_TIMEOUT_S, out))
+		return fail("%s", what);
 	return 0;
 }
 
@@ -195,36 +180,21 @@ static struct ibv_qp *make_qp(struct side *s, enum ibv_qp_type type,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 
-	return ibv_create_qp(s->pd, &init);
+	return ibv_create_qp(s->dev.pd, &init);
 }
 
 static int side_open(struct side *s, const char *dev, const char *gid_var)
 {
-	struct ibv_port_attr pattr;
-
-	s->ctx = vroce_open_by_name(dev);
-	if (!s->ctx)
+	if (vroce_dev_open(&s->dev, dev, gid_var) ||
+	    vroce_dev_buf(&s->dev, dev, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ))
 		return fail("cannot open %s", dev ? dev : "(VROCE_DEV unset)");
-	if (ibv_query_port(s->ctx, 1, &pattr))
-		return fail("%s: query_port: %s", dev, strerror(errno));
-	s->mtu = pattr.active_mtu;
-	s->gid_idx = vroce_env_gid(s->ctx, gid_var);
-	if (s->gid_idx < 0 || ibv_query_gid(s->ctx, 1, s->gid_idx, &s->gid))
-		return fail("%s: no RoCE v2 GID", dev);
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!s->pd || !s->buf)
-		return fail("%s: pd or buffer", dev);
-	memset(s->buf, 0x5a, BUF_SIZE);
-	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ);
-	s->scq = ibv_create_cq(s->ctx, DEPTH, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(s->ctx, DEPTH, NULL, NULL, 0);
-	s->ucq = ibv_create_cq(s->ctx, DEPTH, NULL, NULL, 0);
-	s->xcq = ibv_create_cq(s->ctx, DEPTH, NULL, NULL, 0);
-	if (!s->mr || !s->scq || !s->rcq || !s->ucq || !s->xcq)
-		return fail("%s: mr or cq: %s", dev, strerror(errno));
+	s->scq = ibv_create_cq(s->dev.ctx, DEPTH, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->dev.ctx, DEPTH, NULL, NULL, 0);
+	s->ucq = ibv_create_cq(s->dev.ctx, DEPTH, NULL, NULL, 0);
+	s->xcq = ibv_create_cq(s->dev.ctx, DEPTH, NULL, NULL, 0);
+	if (!s->scq || !s->rcq || !s->ucq || !s->xcq)
+		return fail("%s: cq: %s", dev, strerror(errno));
 	s->rc = make_qp(s, IBV_QPT_RC, s->scq, s->rcq);
 	s->ud = make_qp(s, IBV_QPT_UD, s->ucq, s->ucq);
 	s->spare = make_qp(s, IBV_QPT_RC, s->xcq, s->xcq);
@@ -233,45 +203,34 @@ static int side_open(struct side *s, const char *dev, const char *gid_var)
 	return 0;
 }
 
+/*
+ * From @s towards QP @dest_qpn of @peer: one RDMA READ in flight each way,
+ * no atomics.
+ */
+static struct vroce_rc_path path_to(struct side *s, struct side *peer,
+				    uint32_t dest_qpn, uint32_t sq_psn,
+				    uint32_t rq_psn)
+{
+	struct vroce_rc_path p = {
+		VROCE_RC_DEFAULTS,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ,
+		.rd_atomic = 1, .dest_rd_atomic = 1,
+		.dest_qpn = dest_qpn, .dgid = peer->dev.gid,
+		.sgid_idx = s->dev.gid_idx,
+		.mtu = s->dev.mtu < peer->dev.mtu ? s->dev.mtu : peer->dev.mtu,
+		.sq_psn = sq_psn, .rq_psn = rq_psn,
+	};
+
+	return p;
+}
+
 static int rc_connect(struct side *s, struct ibv_qp *qp, struct side *peer,
 		      struct ibv_qp *pqp, uint32_t sq_psn, uint32_t rq_psn)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-	};
+	struct vroce_rc_path p = path_to(s, peer, pqp->qp_num, sq_psn, rq_psn);
 
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = s->mtu < peer->mtu ? s->mtu : peer->mtu;
-	attr.dest_qp_num = pqp->qp_num;
-	attr.rq_psn = rq_psn;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 12;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = peer->gid;
-	attr.ah_attr.grh.sgid_index = s->gid_idx;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.sq_psn = sq_psn;
-	attr.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return vroce_rc_connect(qp, &p) ? -1 : 0;
 }
 
 static int ud_ready(struct side *s, struct side *peer)
@@ -281,7 +240,7 @@ static int ud_ready(struct side *s, struct side *peer)
 	};
 	struct ibv_ah_attr ah = {
 		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = peer->gid, .sgid_index = s->gid_idx,
+		.grh = { .dgid = peer->dev.gid, .sgid_index = s->dev.gid_idx,
 			 .hop_limit = 64 },
 	};
 
@@ -295,7 +254,7 @@ static int ud_ready(struct side *s, struct side *peer)
 	attr.sq_psn = 0;
 	if (ibv_modify_qp(s->ud, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
 		return -1;
-	s->ah = ibv_create_ah(s->pd, &ah);
+	s->ah = ibv_create_ah(s->dev.pd, &ah);
 	return s->ah ? 0 : -1;
 }
 
@@ -303,8 +262,8 @@ static int post_recv(struct side *s, struct ibv_qp *qp, uint64_t wr_id,
 		     uint32_t off, uint32_t len)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)s->buf + off, .length = len,
-		.lkey = s->mr->lkey,
+		.addr = (uintptr_t)s->dev.buf + off, .length = len,
+		.lkey = s->dev.mr->lkey,
 	};
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
@@ -412,7 +371,7 @@ static int cmd_ud_recv(uint32_t len, uint32_t src_qpn)
 	if (wc.byte_len != GRH_BYTES + len || wc.src_qp != src_qpn)
 		return fail("byte_len %u src_qp %#x, want %u and %#x",
 			    wc.byte_len, wc.src_qp, GRH_BYTES + len, src_qpn);
-	p = a.buf + OFF_UD_RECV + slot * UD_RECV_LEN + GRH_BYTES;
+	p = a.dev.buf + OFF_UD_RECV + slot * UD_RECV_LEN + GRH_BYTES;
 	for (j = 0; j < len; j++)
 		if (p[j] != (j & 0xff))
 			return fail("payload byte %u is %#x", j, p[j]);
@@ -424,8 +383,8 @@ static int post_send(struct side *s, struct ibv_qp *qp,
 		     uint64_t raddr, uint32_t rkey, uint64_t *wr_id)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)s->buf + off, .length = len,
-		.lkey = s->mr->lkey,
+		.addr = (uintptr_t)s->dev.buf + off, .length = len,
+		.lkey = s->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = ++s->next_wr, .sg_list = &sge, .num_sge = 1,
@@ -447,7 +406,7 @@ static int rc_send(struct side *s, struct side *d, uint32_t len,
 	uint64_t id;
 	long bad;
 
-	fill(s->buf + OFF_SRC, len, seed);
+	fill(s->dev.buf + OFF_SRC, len, seed);
 	if (post_send(s, s->rc, IBV_WR_SEND, OFF_SRC, len, 0, 0, &id))
 		return fail("post_send SEND %s", s->name);
 	if (expect_wc(s->scq, "SEND", id, IBV_WC_SEND, NULL) ||
@@ -456,7 +415,7 @@ static int rc_send(struct side *s, struct side *d, uint32_t len,
 	if (wc.byte_len != len)
 		return fail("RECV %s: %u bytes, want %u", d->name, wc.byte_len,
 			    len);
-	bad = mismatch(d->buf + OFF_RC_RECV + slot * RC_RECV_LEN, len, seed);
+	bad = mismatch(d->dev.buf + OFF_RC_RECV + slot * RC_RECV_LEN, len, seed);
 	if (bad >= 0)
 		return fail("SEND %s->%s: byte %ld differs", s->name, d->name,
 			    bad);
@@ -470,15 +429,15 @@ static int rc_rdma(struct side *s, struct side *d, enum ibv_wr_opcode op,
 	int write = op == IBV_WR_RDMA_WRITE;
 	uint32_t loff = write ? OFF_SRC : OFF_READ;
 	uint32_t roff = write ? OFF_WRITE : OFF_SRC;
-	uint8_t *src = write ? s->buf + OFF_SRC : d->buf + OFF_SRC;
-	uint8_t *dst = write ? d->buf + OFF_WRITE : s->buf + OFF_READ;
+	uint8_t *src = write ? s->dev.buf + OFF_SRC : d->dev.buf + OFF_SRC;
+	uint8_t *dst = write ? d->dev.buf + OFF_WRITE : s->dev.buf + OFF_READ;
 	uint64_t id;
 	long bad;
 
 	fill(src, len, seed);
 	memset(dst, 0, len);
-	if (post_send(s, s->rc, op, loff, len, (uintptr_t)d->buf + roff,
-		      d->mr->rkey, &id))
+	if (post_send(s, s->rc, op, loff, len, (uintptr_t)d->dev.buf + roff,
+		      d->dev.mr->rkey, &id))
 		return fail("post_send RDMA %s", s->name);
 	if (expect_wc(s->scq, write ? "WRITE" : "READ", id,
 		      write ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ, NULL))
@@ -496,8 +455,8 @@ static int ud_send(struct side *s, struct side *d, uint32_t len,
 {
 	unsigned int slot = ud_slot(d);
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)s->buf + OFF_SRC, .length = len,
-		.lkey = s->mr->lkey,
+		.addr = (uintptr_t)s->dev.buf + OFF_SRC, .length = len,
+		.lkey = s->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = ++s->next_wr, .sg_list = &sge, .num_sge = 1,
@@ -506,7 +465,7 @@ static int ud_send(struct side *s, struct side *d, uint32_t len,
 	struct ibv_wc wc;
 	long diff;
 
-	fill(s->buf + OFF_SRC, len, seed);
+	fill(s->dev.buf + OFF_SRC, len, seed);
 	wr.wr.ud.ah = s->ah;
 	wr.wr.ud.remote_qpn = d->ud->qp_num;
 	wr.wr.ud.remote_qkey = QKEY;
@@ -518,7 +477,7 @@ static int ud_send(struct side *s, struct side *d, uint32_t len,
 	if (wc.byte_len != GRH_BYTES + len || wc.src_qp != s->ud->qp_num)
 		return fail("UD RECV %s: %u bytes from %#x", d->name,
 			    wc.byte_len, wc.src_qp);
-	diff = mismatch(d->buf + OFF_UD_RECV + slot * UD_RECV_LEN + GRH_BYTES,
+	diff = mismatch(d->dev.buf + OFF_UD_RECV + slot * UD_RECV_LEN + GRH_BYTES,
 			len, seed);
 	if (diff >= 0)
 		return fail("UD %s->%s: byte %ld differs", s->name, d->name,
@@ -574,41 +533,11 @@ static uint64_t nak_wr_id;
 /* To RTS like rc_connect(), with an ACK timeout of SLOW_TIMEOUT. */
 static int slow_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t rq_psn)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-	};
+	struct vroce_rc_path p = path_to(&a, &b, dest_qpn, A_SQ_PSN, rq_psn);
 
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = a.mtu < b.mtu ? a.mtu : b.mtu;
-	attr.dest_qp_num = dest_qpn;
-	attr.rq_psn = rq_psn;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 12;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = b.gid;
-	attr.ah_attr.grh.sgid_index = a.gid_idx;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = SLOW_TIMEOUT;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.sq_psn = A_SQ_PSN;
-	attr.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	p.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+	p.timeout = SLOW_TIMEOUT;
+	return vroce_rc_connect(qp, &p) ? -1 : 0;
 }
 
 static struct ibv_qp *lonely_qp(struct ibv_cq **cq, uint32_t rq_psn)
@@ -617,7 +546,7 @@ static struct ibv_qp *lonely_qp(struct ibv_cq **cq, uint32_t rq_psn)
 
 	if (!dead)
 		dead = make_qp(&b, IBV_QPT_RC, b.xcq, b.xcq);
-	*cq = ibv_create_cq(a.ctx, DEPTH, NULL, NULL, 0);
+	*cq = ibv_create_cq(a.dev.ctx, DEPTH, NULL, NULL, 0);
 	if (!dead || !*cq)
 		return NULL;
 	qp = make_qp(&a, IBV_QPT_RC, *cq, *cq);
@@ -628,7 +557,7 @@ static struct ibv_qp *lonely_qp(struct ibv_cq **cq, uint32_t rq_psn)
 
 static uint32_t path_mtu(void)
 {
-	return 128u << (a.mtu < b.mtu ? a.mtu : b.mtu);
+	return 128u << (a.dev.mtu < b.dev.mtu ? a.dev.mtu : b.dev.mtu);
 }
 
 static int cmd_read_nak_post(void)
@@ -639,7 +568,7 @@ static int cmd_read_nak_post(void)
 		nak_qp = lonely_qp(&nak_cq, 0);
 	if (!nak_qp)
 		return fail("READ NAK QP: %s", strerror(errno));
-	memset(a.buf + OFF_NAK_READ, 0, len);
+	memset(a.dev.buf + OFF_NAK_READ, 0, len);
 	/* The injector answers for any address and rkey. */
 	if (post_send(&a, nak_qp, IBV_WR_RDMA_READ, OFF_NAK_READ, len, 0x1000,
 		      0x1234, &nak_wr_id))
@@ -669,10 +598,10 @@ static int cmd_read_nak_check(uint32_t seed)
 		return fail("READ wr_id %llu completed: %s",
 			    (unsigned long long)wc.wr_id,
 			    ibv_wc_status_str(wc.status));
-	bad = mismatch(a.buf + OFF_NAK_READ, len, seed);
+	bad = mismatch(a.dev.buf + OFF_NAK_READ, len, seed);
 	if (bad >= 0)
 		return fail("READ completed successfully, but byte %ld of %u is %#x, not %#x",
-			    bad, len, a.buf[OFF_NAK_READ + bad],
+			    bad, len, a.dev.buf[OFF_NAK_READ + bad],
 			    pattern(seed, bad));
 	printf("ok done\n");
 	return 1;
@@ -686,14 +615,14 @@ static int cmd_dup_read_setup(void)
 		dup_qp = lonely_qp(&dup_cq, DUP_PSN);
 	if (!dup_qp)
 		return fail("duplicate READ QP: %s", strerror(errno));
-	dup_mr2 = ibv_reg_mr(a.pd, a.buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+	dup_mr2 = ibv_reg_mr(a.dev.pd, a.dev.buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
 			     IBV_ACCESS_REMOTE_READ);
 	if (!dup_mr2)
 		return fail("second MR: %s", strerror(errno));
-	fill(a.buf + OFF_DUP, DUP_LEN, seed);
+	fill(a.dev.buf + OFF_DUP, DUP_LEN, seed);
 	printf("ok qpn=%#x psn=%#x peer_qpn=%#x va=%#llx rkey=%#x rkey2=%#x seed=%u\n",
 	       dup_qp->qp_num, DUP_PSN, dead->qp_num,
-	       (unsigned long long)(uintptr_t)(a.buf + OFF_DUP), a.mr->rkey,
+	       (unsigned long long)(uintptr_t)(a.dev.buf + OFF_DUP), a.dev.mr->rkey,
 	       dup_mr2->rkey, seed);
 	return 1;
 }
@@ -741,16 +670,16 @@ static int cmd_state_setup(void)
 {
 	if (!dead)
 		dead = make_qp(&b, IBV_QPT_RC, b.xcq, b.xcq);
-	st_cq = ibv_create_cq(a.ctx, DEPTH, NULL, NULL, 0);
+	st_cq = ibv_create_cq(a.dev.ctx, DEPTH, NULL, NULL, 0);
 	if (!dead || !st_cq)
 		return fail("state QP's CQ: %s", strerror(errno));
 	st_qp = make_qp(&a, IBV_QPT_RC, st_cq, st_cq);
 	if (!st_qp)
 		return fail("state QP: %s", strerror(errno));
-	fill(a.buf + OFF_STATE, ST_LEN, ST_SEED);
+	fill(a.dev.buf + OFF_STATE, ST_LEN, ST_SEED);
 	printf("ok qpn=%#x psn=%#x peer_qpn=%#x va=%#llx rkey=%#x seed=%u len=%u\n",
 	       st_qp->qp_num, ST_PSN, dead->qp_num,
-	       (unsigned long long)(uintptr_t)(a.buf + OFF_STATE), a.mr->rkey,
+	       (unsigned long long)(uintptr_t)(a.dev.buf + OFF_STATE), a.dev.mr->rkey,
 	       ST_SEED, ST_LEN);
 	return 1;
 }
@@ -781,10 +710,10 @@ static int state_rtr(void)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTR, .dest_qp_num = dead->qp_num,
-		.path_mtu = a.mtu < b.mtu ? a.mtu : b.mtu, .rq_psn = ST_PSN,
+		.path_mtu = a.dev.mtu < b.dev.mtu ? a.dev.mtu : b.dev.mtu, .rq_psn = ST_PSN,
 		.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
 		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = b.gid, .sgid_index = a.gid_idx,
+			     .grh = { .dgid = b.dev.gid, .sgid_index = a.dev.gid_idx,
 				      .hop_limit = 64 } },
 	};
 
@@ -872,10 +801,10 @@ static int cmd_state_check(const char *want, uint32_t seed,
 
 	if (st > IBV_QPS_ERR || strcmp(st_names[st], want))
 		return fail("state QP in state %d, want %s", st, want);
-	bad = mismatch(a.buf + OFF_STATE, ST_LEN, seed);
+	bad = mismatch(a.dev.buf + OFF_STATE, ST_LEN, seed);
 	if (bad >= 0)
 		return fail("byte %ld at va is %#x, want %#x", bad,
-			    a.buf[OFF_STATE + bad], pattern(seed, bad));
+			    a.dev.buf[OFF_STATE + bad], pattern(seed, bad));
 	for (; recvs; recvs--, st_recvd++) {
 		if (vroce_poll_one(st_cq, &wc, POLL_TIMEOUT_S) != 1)
 			return fail("receive %u did not complete", st_recvd);
@@ -885,7 +814,7 @@ static int cmd_state_check(const char *want, uint32_t seed,
 			return fail("receive: wr_id %llu %s %u bytes",
 				    (unsigned long long)wc.wr_id,
 				    ibv_wc_status_str(wc.status), wc.byte_len);
-		if (mismatch(a.buf + off, ST_LEN, seed + 1) >= 0)
+		if (mismatch(a.dev.buf + off, ST_LEN, seed + 1) >= 0)
 			return fail("received bytes are not the SEND's");
 	}
 	n = ibv_poll_cq(st_cq, 1, &wc);
@@ -1029,7 +958,7 @@ int main(void)
 		return 1;
 	printf("rc_qpn=%#x rc_psn=%#x ud_qpn=%#x qkey=%#x peer_rc_qpn=%#x peer_ud_qpn=%#x mtu=%d\n",
 	       a.rc->qp_num, B_SQ_PSN, a.ud->qp_num, QKEY, b.rc->qp_num,
-	       b.ud->qp_num, 128 << a.mtu);
+	       b.ud->qp_num, 128 << a.dev.mtu);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin) && strcmp(line, "quit\n"))
 		command(line);

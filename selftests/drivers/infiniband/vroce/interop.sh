@@ -155,10 +155,6 @@ args() {
 	esac
 }
 
-listening() {
-	ss -Hltn "sport = :$TOOL_PORT" | grep -q .
-}
-
 # serve N TOOL LOG: run TOOL's server, tell the client when it listens,
 # wait for it; then exchange results.
 serve() {
@@ -167,7 +163,7 @@ serve() {
 	# shellcheck disable=SC2046 # the argument list
 	timeout "$TOOL_TIMEOUT" "$tool" $(args "$tool") >"$log" 2>&1 &
 	pid=$!
-	wait_for 20 listening || up=down
+	wait_for 20 tcp_listening "$TOOL_PORT" || up=down
 	barrier "ready-$n" "$up" "$WAIT" >/dev/null || up=down
 	[ "$up" = up ] || kill "$pid" 2>/dev/null
 	wait "$pid" || rc=$?
@@ -226,9 +222,7 @@ capture_start() {
 
 capture_stop() {
 	[ -n "$CAPTURE_PID" ] || return 0
-	kill -INT "$CAPTURE_PID" 2>/dev/null
-	wait "$CAPTURE_PID"
-	CAPTURE_PID=
+	bg_stop CAPTURE_PID INT
 }
 
 # step N TOOL SERVER_VM: one run; vm2 captures the perftest ones.

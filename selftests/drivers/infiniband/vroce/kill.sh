@@ -64,10 +64,6 @@ setup() {
 		GIDB=$(vroce_gid nkb v4 kb 192.0.2.2)
 }
 
-listening() {
-	ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .
-}
-
 # State of process $1 from /proc ("" once it is gone).
 proc_state() {
 	awk '{print $3}' "/proc/$1/stat" 2>/dev/null
@@ -114,7 +110,7 @@ round() {
 	ip netns exec "$srv_ns" "$tool" -d "$srv_dev" -x "$srv_gid" \
 		"${args[@]}" >"$VROCE_LOG.srv" 2>&1 &
 	SRV=$!
-	if ! wait_for 20 listening "$srv_ns" "$port"; then
+	if ! wait_for 20 tcp_listening "$port" ip netns exec "$srv_ns"; then
 		echo "server did not listen"
 		cat "$VROCE_LOG.srv"
 		return 1

@@ -221,15 +221,11 @@ vroce_veth_dev() {
 }
 
 # vroce_veth_dev_ipv4 DEV NDEV PEER ADDR: vroce_veth_dev, then the IPv4
-# address ADDR on NDEV, and wait for its RoCE GIDs.
+# address ADDR on NDEV, and wait for its RoCE v2 GID.
 vroce_veth_dev_ipv4() {
-	local gid
-
-	# shellcheck disable=SC2086 # the four bytes of the address, split
-	gid=0000:0000:0000:0000:0000:ffff:$(printf '%02x%02x:%02x%02x' ${4//./ })
 	vroce_veth_dev "$1" "$2" "$3" &&
 		ip addr add "$4/24" dev "$2" &&
-		wait_for 10 sh -c "grep -qx $gid /sys/class/infiniband/$1/ports/1/gids/*"
+		wait_for 10 vroce_gid "$1" v4 "$2" "$4"
 }
 
 # vroce_rc_stream DEV PEER_DEV GID PEER_GID OP MIB: rc_stream moves MIB MiB
@@ -242,32 +238,45 @@ vroce_rc_stream() {
 		timeout 600 "$VROCE_BIN/rc_stream" "$5" "$6"
 }
 
-# vroce_gid DEV v4|v6|v1 IFNAME ADDR: print the index of DEV's GID for ADDR
-# on IFNAME, RoCE v2 (v4, v6) or RoCE v1; fail if there is none. IPv4 in
-# the shell (no python start-up: seconds on the debug kernel), IPv6 by
-# roce.py gid.
+# vroce_gid DEV v4|v6|v1 [IFNAME ADDR]: print the index of DEV's GID of that
+# kind: RoCE v2 (v4, v6) or RoCE v1, for ADDR on IFNAME if given, else the
+# first one (IPv4-mapped, or for v6 IPv6 but not link-local: the one
+# vroce_roce_v2_gid() in vroce_test.h picks). Fail if there is none. An
+# IPv4 ADDR in the shell (no python start-up: seconds on the debug
+# kernel), an IPv6 one by roce.py gid.
 vroce_gid() {
-	local port=/sys/class/infiniband/$1/ports/1 type="RoCE v2" want i g
+	local port=/sys/class/infiniband/$1/ports/1 type="RoCE v2" want='' i g
 	local o1 o2 o3 o4
 
-	case $4 in
+	case ${4:-} in
 	*:*)
 		python3 "$VROCE_LIB_DIR/roce.py" gid --dev "$1" --kind "$2" \
 			--ifname "$3" --sip "$4" | grep -x '[0-9]*'
 		return
 		;;
+	?*)
+		IFS=. read -r o1 o2 o3 o4 <<<"$4"
+		want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+			"$o1" "$o2" "$o3" "$o4") || return 1
+		;;
 	esac
 	[ "$2" = v1 ] && type="IB/RoCE v1"
-	IFS=. read -r o1 o2 o3 o4 <<<"$4"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		"$o1" "$o2" "$o3" "$o4") || return 1
 	for ((i = 0; i < 128; i++)); do
-		read -r g 2>/dev/null <"$port/gids/$i" || continue
-		[ "$g" = "$want" ] || continue
 		read -r g 2>/dev/null <"$port/gid_attrs/types/$i" || continue
 		[ "$g" = "$type" ] || continue
-		read -r g 2>/dev/null <"$port/gid_attrs/ndevs/$i" || continue
-		[ "$g" = "$3" ] || continue
+		read -r g 2>/dev/null <"$port/gids/$i" || continue
+		if [ -n "$want" ]; then
+			[ "$g" = "$want" ] || continue
+			read -r g 2>/dev/null <"$port/gid_attrs/ndevs/$i" ||
+				continue
+			[ "$g" = "$3" ] || continue
+		else
+			case $g in
+			0000:0000:0000:0000:0000:0000:0000:0000 | fe80:*) continue ;;
+			0000:0000:0000:0000:0000:ffff:*) [ "$2" != v6 ] || continue ;;
+			*) [ "$2" = v6 ] || continue ;;
+			esac
+		fi
 		echo "$i"
 		return 0
 	done
@@ -304,4 +313,170 @@ vroce_cleanup() {
 	rm -f "$VROCE_LOG"
 	# make check sums these per kernel (tools/check.sh).
 	ktap_print_msg "$(basename "$0") took $SECONDS s"
+}
+
+# vroce_inmodule_selftests NAME...: the whole of a script for the module's
+# built-in self-tests NAME... (selftest/NAME.c). A module built with
+# VROCE_DEBUG (make KVER=debug) runs them at load and lists them in
+# modinfo's vroce_selftests; the script skips unless the first NAME is
+# there. One result for the load, one per NAME (its "pass" line in dmesg).
+vroce_inmodule_selftests() {
+	local mark="$1-selftest" name
+
+	vroce_require modinfo dmesg
+	trap 'vroce_unload; vroce_cleanup' EXIT
+	grep -qw "$1" <<<"$(modinfo -F vroce_selftests "$VROCE_KO" 2>/dev/null)" ||
+		vroce_skip_all "module built without VROCE_DEBUG self-tests"
+
+	ktap_print_header
+	ktap_set_plan $(($# + 1))
+	vroce_unload
+	dmesg_mark "$mark"
+	check "module loads with its self-tests" vroce_load
+	for name in "$@"; do
+		check "$name self-tests pass" vroce_selftest_passed "$mark" "$name"
+	done
+	ktap_finished
+}
+
+# vroce_selftest_passed MARK NAME: NAME's self-tests passed since MARK.
+vroce_selftest_passed() {
+	dmesg_since "$1" | grep -qx ".*vroce: $2 self-tests: pass"
+}
+
+# vroce_test_dev DEV NDEV PEER [ADDR]: the set-up of a script that runs one
+# C test program on one device (whose KTAP output is the script's): the
+# vroce device DEV over the veth pair NDEV/PEER (vroce_veth_dev), with the
+# IPv4 address ADDR and its GIDs if given (vroce_veth_dev_ipv4), all of it
+# removed on exit (vroce_test_dev_cleanup). If that fails the script exits
+# with a failed plan and the log.
+VROCE_TEST_NDEV=
+vroce_test_dev() {
+	local setup=vroce_veth_dev
+
+	vroce_require ip rdma
+	VROCE_TEST_NDEV=$2
+	trap vroce_test_dev_cleanup EXIT
+	[ $# -lt 4 ] || setup=vroce_veth_dev_ipv4
+	"$setup" "$@" >"$VROCE_LOG" 2>&1 && return 0
+	ktap_print_header
+	sed 's/^/# /' "$VROCE_LOG"
+	ktap_exit_fail_msg "cannot set up a vroce device"
+}
+
+vroce_test_dev_cleanup() {
+	[ -z "$VROCE_TEST_NDEV" ] || ip link del "$VROCE_TEST_NDEV" 2>/dev/null
+	vroce_unload
+	vroce_cleanup
+}
+
+# hw_counter DEV NAME: the value of DEV's hardware counter NAME (port 1).
+hw_counter() {
+	local v
+
+	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2" &&
+		echo "$v"
+}
+
+# gid_present DEV GID [TYPE]: DEV's GID table holds GID (as sysfs prints
+# it: eight groups of four lower-case hex digits), of TYPE if given
+# ("RoCE v2", "IB/RoCE v1").
+gid_present() {
+	local port=/sys/class/infiniband/$1/ports/1 i g
+
+	for ((i = 0; i < 128; i++)); do
+		read -r g 2>/dev/null <"$port/gids/$i" || continue
+		[ "$g" = "$2" ] || continue
+		[ -z "${3:-}" ] && return 0
+		read -r g 2>/dev/null <"$port/gid_attrs/types/$i" || continue
+		[ "$g" = "$3" ] && return 0
+	done
+	return 1
+}
+
+# vroce_gids_ready DEV KIND...: DEV has a GID of each KIND (vroce_gid).
+vroce_gids_ready() {
+	local kind
+
+	for kind in "${@:2}"; do
+		vroce_gid "$1" "$kind" >/dev/null || return 1
+	done
+}
+
+# tcp_listening PORT [CMD...]: something listens on TCP PORT; ss runs under
+# CMD if given (e.g. ip netns exec NS).
+tcp_listening() {
+	"${@:2}" ss -Hltn "sport = :$1" | grep -q .
+}
+
+# cm_listening PORT [CMD...]: an rdma_cm ID listens on PORT; rdma runs
+# under CMD if given.
+cm_listening() {
+	"${@:2}" rdma res show cm_id | grep -q "LISTEN.*:$1 "
+}
+
+# roce_socket NETNS: vroce's RoCE v2 UDP socket (port 4791) is open in NETNS.
+roce_socket() {
+	ip netns exec "$1" ss -Huan "sport = :4791" | grep -q 4791
+}
+
+# bg_stop VAR [SIGNAL]: end the background job whose PID is in variable
+# VAR (if any) with SIGNAL (default TERM), wait for it, and clear VAR.
+bg_stop() {
+	local -n vroce_bg_pid=$1
+
+	[ -n "$vroce_bg_pid" ] || return 0
+	kill "-${2:-TERM}" "$vroce_bg_pid" 2>/dev/null
+	wait "$vroce_bg_pid" 2>/dev/null
+	vroce_bg_pid=
+}
+
+# bg_wait VAR: wait for the background job whose PID is in variable VAR,
+# clear VAR, and return the job's exit status.
+bg_wait() {
+	local -n vroce_bg_pid=$1
+	local rc
+
+	wait "$vroce_bg_pid"
+	rc=$?
+	vroce_bg_pid=
+	return "$rc"
+}
+
+# run_pair LISTENING PORT SRV_CMD... -- CLI_CMD...: a server and its client,
+# both under timeout TMO, both must exit 0. The server runs under the
+# command prefix EXEC_B (an array, e.g. ip netns exec NS; SRV_PID while it
+# runs), the client under EXEC_A once "LISTENING PORT EXEC_B..." says the
+# server listens (tcp_listening, cm_listening). The client's output is in
+# $VROCE_LOG.cli, the server's in $VROCE_LOG.srv; both are shown on failure.
+run_pair() {
+	local ready=$1 port=$2 srv=() crc src
+
+	shift 2
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	"${EXEC_B[@]}" timeout "$TMO" "${srv[@]}" >"$VROCE_LOG.srv" 2>&1 &
+	SRV_PID=$!
+	if ! wait_for 20 "$ready" "$port" "${EXEC_B[@]}"; then
+		bg_stop SRV_PID
+		echo "server did not listen on port $port:"
+		cat "$VROCE_LOG.srv"
+		return 1
+	fi
+	"${EXEC_A[@]}" timeout "$TMO" "$@" >"$VROCE_LOG.cli" 2>&1
+	crc=$?
+	wait "$SRV_PID"
+	src=$?
+	SRV_PID=
+	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
+		echo "client exit $crc, server exit $src"
+		echo "--- client: $*"
+		cat "$VROCE_LOG.cli"
+		echo "--- server: ${srv[*]}"
+		cat "$VROCE_LOG.srv"
+		return 1
+	fi
 }

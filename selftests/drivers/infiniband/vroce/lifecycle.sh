@@ -56,17 +56,6 @@ spin_until_dealloc() {
 	done
 }
 
-# reap: wait for the background command $BG (a removal stuck in the
-# kernel is the script's timeout's); return its exit status.
-reap() {
-	local rc
-
-	wait "$BG"
-	rc=$?
-	BG=
-	return "$rc"
-}
-
 # lane K: the names of lane K's device and netdev (the netdev race runs
 # in parallel lanes; the unload race uses lane 0).
 lane() {
@@ -101,21 +90,21 @@ netdev_round() {
 		BG=$!
 		spin_until_dealloc "$DEV" || return 1
 		ip link del "$NDEV" || return 1
-		reap || { echo "rdma link delete failed"; return 1; }
+		bg_wait BG || { echo "rdma link delete failed"; return 1; }
 		;;
 	1)
 		new_dev 0 || return 1
 		rdma link delete "$DEV" 2>/dev/null &
 		BG=$!
 		ip link del "$NDEV" || return 1
-		reap
+		bg_wait BG
 		;;
 	2)
 		new_dev 0 || return 1
 		ip link del "$NDEV" &
 		BG=$!
 		rdma link delete "$DEV" 2>/dev/null
-		reap || { echo "ip link del failed"; return 1; }
+		bg_wait BG || { echo "ip link del failed"; return 1; }
 		;;
 	esac
 	wait_for 10 rdma_dev_gone "$DEV" || { echo "$DEV left behind"; return 1; }
@@ -178,7 +167,7 @@ unload_round() {
 	BG=$!
 	[ "$mode" = 2 ] || spin_until_dealloc "$DEV" || return 1
 	rmmod vroce || { echo "rmmod failed"; return 1; }
-	reap || rc=$?
+	bg_wait BG || rc=$?
 	if [ "$rc" != 0 ] && [ "$mode" != 2 ]; then
 		echo "mode $mode: device removal failed ($rc)"
 		return 1

@@ -7,8 +7,6 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require ip rdma
-
 # On a kernel with failslab (the debug kernel), let GFP_KERNEL allocations
 # fail so that mr_test can fail each allocation of ibv_reg_mr in turn.
 FAILSLAB=/sys/kernel/debug/failslab
@@ -19,21 +17,11 @@ cleanup() {
 		echo "${FAILSLAB_SAVED% *}" >$FAILSLAB/ignore-gfp-wait
 		echo "${FAILSLAB_SAVED#* }" >$FAILSLAB/verbose
 	fi
-	ip link del wa 2>/dev/null
-	vroce_unload
-	vroce_cleanup
+	vroce_test_dev_cleanup
 }
+
+vroce_test_dev wv0 wa wb
 trap cleanup EXIT
-
-setup() {
-	vroce_veth_dev wv0 wa wb
-}
-
-if ! setup >"$VROCE_LOG" 2>&1; then
-	ktap_print_header
-	sed 's/^/# /' "$VROCE_LOG"
-	ktap_exit_fail_msg "cannot set up a vroce device"
-fi
 if [ -w /proc/self/fail-nth ] && [ -w $FAILSLAB/ignore-gfp-wait ]; then
 	FAILSLAB_SAVED="$(cat $FAILSLAB/ignore-gfp-wait) $(cat $FAILSLAB/verbose)"
 	echo N >$FAILSLAB/ignore-gfp-wait

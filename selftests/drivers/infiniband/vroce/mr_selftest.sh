@@ -9,24 +9,4 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require modinfo dmesg
-
-cleanup() {
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
-grep -qw mr <<<"$(modinfo -F vroce_selftests "$VROCE_KO" 2>/dev/null)" ||
-	vroce_skip_all "module built without VROCE_DEBUG self-tests"
-
-ktap_print_header
-ktap_set_plan 2
-
-vroce_unload
-dmesg_mark mr-selftest
-check "module loads with its self-tests" vroce_load
-check "mr self-tests pass" \
-	sh -c "dmesg | sed -n '/vroce-test: mr-selftest\$/,\$p' | grep -qx '.*vroce: mr self-tests: pass'"
-
-ktap_finished
+vroce_inmodule_selftests mr

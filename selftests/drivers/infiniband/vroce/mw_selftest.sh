@@ -10,24 +10,4 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require modinfo dmesg
-
-cleanup() {
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
-grep -qw mw <<<"$(modinfo -F vroce_selftests "$VROCE_KO" 2>/dev/null)" ||
-	vroce_skip_all "module built without VROCE_DEBUG self-tests"
-
-ktap_print_header
-ktap_set_plan 2
-
-vroce_unload
-dmesg_mark mw-selftest
-check "module loads with its self-tests" vroce_load
-check "mw self-tests pass" \
-	sh -c "dmesg | sed -n '/vroce-test: mw-selftest\$/,\$p' | grep -qx '.*vroce: mw self-tests: pass'"
-
-ktap_finished
+vroce_inmodule_selftests mw

@@ -62,11 +62,6 @@ setup() {
 		ip netns exec "$NSB" tc qdisc add dev nb root netem $NETEM
 }
 
-# counter DEV NAME: the value of one of DEV's hardware counters.
-counter() {
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-}
-
 # stream OP: vroce_rc_stream from nma to nmb, NETEM_MIB MiB.
 stream() {
 	vroce_rc_stream nma nmb "" "" "$1" "$NETEM_MIB"
@@ -74,7 +69,7 @@ stream() {
 
 # sum NAME: NAME's counter summed over both devices.
 sum() {
-	echo $(($(counter nma "$1") + $(counter nmb "$1")))
+	echo $(($(hw_counter nma "$1") + $(hw_counter nmb "$1")))
 }
 
 # positive NAME...: each counter is above zero on one device or the other.

@@ -32,11 +32,6 @@ add_in_each() {
 		rdma_dev_exists nva && rdma_dev_exists nvb
 }
 
-# ss lists UDP sockets bound to 4791 in the namespace.
-roce_socket() {
-	ip netns exec "$1" ss -Huan "sport = :4791" | grep -q 4791
-}
-
 sockets_per_netns() {
 	roce_socket "$NSA" && roce_socket "$NSB"
 }

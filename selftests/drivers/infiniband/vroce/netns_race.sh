@@ -53,22 +53,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-roce_socket() {
-	ip netns exec "$1" ss -Huan "sport = :4791" | grep -q 4791
-}
-
 no_vroce_device() {
 	! rdma link show | grep -q .
-}
-
-# reap: wait for the background command $BG; its exit status.
-reap() {
-	local rc
-
-	wait "$BG"
-	rc=$?
-	BG=
-	return "$rc"
 }
 
 # bounded DESC CMD...: run CMD in the background; fail if it takes more
@@ -189,14 +175,14 @@ window_round() {
 	if (($1 % 2 == 0)); then
 		ip -n "$NS_S" link set "$VA" netns "$NS_X" || return 1
 		if (($(now_ms) - unseen >= ADD_DELAY_MS * 9 / 10)); then
-			reap
+			bg_wait BG
 			echo 0 >"$PARAM"
 			rdma link delete "$DEV" 2>/dev/null
 			del_pair
 			wait_for "$STEP_S" dev_gone || return 1
 			return 2
 		fi
-		reap || rc=$?
+		bg_wait BG || rc=$?
 		echo 0 >"$PARAM"
 		if [ "$rc" = 0 ]; then
 			echo "rdma link add succeeded over a netdev that left its namespace:"
@@ -212,7 +198,7 @@ window_round() {
 		del_pair
 	else
 		ip netns del "$NS_S"
-		reap || rc=$?
+		bg_wait BG || rc=$?
 		echo 0 >"$PARAM"
 		echo "link add while S is deleted: exit status $rc"
 		del_pair
@@ -284,7 +270,7 @@ free_round() {
 		echo "rdma link add still running after $STEP_S s"
 		return 1
 	fi
-	reap || rc=$?
+	bg_wait BG || rc=$?
 	(($1 % 2)) || sockets_follow_netdev || { forget_device; return 1; }
 	del_pair
 	if ! wait_for "$STEP_S" dev_gone; then

@@ -84,10 +84,6 @@ hw_counters() {
 		sed 's|.*/||' | sort
 }
 
-hw_counter() {
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-}
-
 # rx_packets NS IFACE
 rx_packets() {
 	ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_packets"

@@ -145,10 +145,6 @@ rules_del() {
 	RULES_ON=${RULES_ON/ $1/}
 }
 
-gid_present() {
-	grep -qix "$2" "/sys/class/infiniband/$1/ports/1/gids/"* 2>/dev/null
-}
-
 setup_net() {
 	vroce_load &&
 		ip link add nvh type veth peer name nvt &&
@@ -445,13 +441,6 @@ reset_reread() {
 
 # --- counters ---
 
-counter() {
-	local v
-
-	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2" &&
-		echo "$v"
-}
-
 # Counters that only move when something went wrong.
 ERR_COUNTERS=(send_err rx_icrc_encapsulated rcvd_malformed rcvd_opcode_err
 	      req_remote_access_errors req_remote_invalid_request
@@ -465,17 +454,17 @@ counters_ok() {
 		for c in sent_pkts rcvd_pkts rx_write_requests \
 			 rx_read_requests retrans_pkts local_ack_timeout_err \
 			 rnr_nak_retry_err out_of_sequence duplicate_request; do
-			v=$(counter "$d" "$c") || return 1
+			v=$(hw_counter "$d" "$c") || return 1
 			echo "$d $c $v"
 		done
 		for c in sent_pkts rcvd_pkts; do
-			[ "$(counter "$d" "$c")" -gt 0 ] || {
+			[ "$(hw_counter "$d" "$c")" -gt 0 ] || {
 				echo "$d: $c did not move"
 				rc=1
 			}
 		done
 		for c in "${ERR_COUNTERS[@]}"; do
-			v=$(counter "$d" "$c") || return 1
+			v=$(hw_counter "$d" "$c") || return 1
 			[ "$v" = 0 ] || {
 				echo "$d: $c = $v"
 				rc=1
@@ -484,8 +473,8 @@ counters_ok() {
 	done
 	# The target's responder saw the host's RDMA READs of write data
 	# (nvmet pulls it) and the host's saw RDMA WRITEs of read data.
-	if [ "$(counter vrh rx_read_requests)" = 0 ] ||
-	   [ "$(counter vrh rx_write_requests)" = 0 ]; then
+	if [ "$(hw_counter vrh rx_read_requests)" = 0 ] ||
+	   [ "$(hw_counter vrh rx_write_requests)" = 0 ]; then
 		echo "vrh: no RDMA READ or WRITE requests from the target"
 		rc=1
 	fi

@@ -124,28 +124,16 @@ cc_line_rate_follows() {
 	ip link del ptt
 }
 
-# gid_present HEX TYPE: a GID with this value and type is in the table.
-gid_present() {
-	local dir=/sys/class/infiniband/$DEV/ports/1 i
-
-	for i in $(seq 0 127); do
-		[ "$(cat "$dir/gids/$i" 2>/dev/null)" = "$1" ] || continue
-		[ "$(cat "$dir/gid_attrs/types/$i" 2>/dev/null)" = "$2" ] &&
-			return 0
-	done
-	return 1
-}
-
 V4_GID=0000:0000:0000:0000:0000:ffff:c000:0201
 V6_GID=2001:0db8:0000:0000:0000:0000:0000:0001
 
 gids_for_addresses() {
 	ip addr add 192.0.2.1/24 dev pta || return 1
 	ip addr add 2001:db8::1/64 dev pta nodad || return 1
-	wait_for 10 gid_present $V4_GID "IB/RoCE v1" &&
-		wait_for 10 gid_present $V4_GID "RoCE v2" &&
-		wait_for 10 gid_present $V6_GID "IB/RoCE v1" &&
-		wait_for 10 gid_present $V6_GID "RoCE v2"
+	wait_for 10 gid_present "$DEV" $V4_GID "IB/RoCE v1" &&
+		wait_for 10 gid_present "$DEV" $V4_GID "RoCE v2" &&
+		wait_for 10 gid_present "$DEV" $V6_GID "IB/RoCE v1" &&
+		wait_for 10 gid_present "$DEV" $V6_GID "RoCE v2"
 }
 
 default_gids() {
@@ -157,8 +145,8 @@ import sys
 b = bytes.fromhex(sys.argv[1].replace(":", ""))
 e = bytes([b[0] ^ 2]) + b[1:3] + b"\xff\xfe" + b[3:]
 print(":".join(e[i:i+2].hex() for i in range(0, 8, 2)))' "$mac")
-	gid_present "fe80:0000:0000:0000:$eui" "IB/RoCE v1" &&
-		gid_present "fe80:0000:0000:0000:$eui" "RoCE v2"
+	gid_present "$DEV" "fe80:0000:0000:0000:$eui" "IB/RoCE v1" &&
+		gid_present "$DEV" "fe80:0000:0000:0000:$eui" "RoCE v2"
 }
 
 gids_removed() {

@@ -112,10 +112,7 @@ static void query(struct __test_metadata *_metadata, struct ibv_qp *qp,
  * opened after it, as an unprivileged process would.
  */
 struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
+	struct vroce_dev dev;
 	struct ibv_cq *cq[3];
 	struct ibv_qp *qp[3];
 	struct ibv_ah *ah;
@@ -127,16 +124,11 @@ static void side_open(struct __test_metadata *_metadata, struct side *s,
 {
 	const char *name = getenv("VROCE_DEV");
 	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
-	int gid_idx, i;
+	int i;
 
-	s->ctx = vroce_open_by_name(name);
-	ASSERT_NE(NULL, s->ctx) TH_LOG("cannot open %s", name);
-	s->pd = ibv_alloc_pd(s->ctx);
-	ASSERT_NE(NULL, s->pd);
-	s->buf = calloc(3, SLOT);
-	ASSERT_NE(NULL, s->buf);
-	s->mr = ibv_reg_mr(s->pd, s->buf, 3 * SLOT, IBV_ACCESS_LOCAL_WRITE);
-	ASSERT_NE(NULL, s->mr);
+	ASSERT_EQ(0, vroce_dev_open(&s->dev, name, "VROCE_GID"));
+	ASSERT_EQ(0, vroce_dev_buf(&s->dev, name, 3 * SLOT,
+				   IBV_ACCESS_LOCAL_WRITE));
 	for (i = 0; i < nqps; i++) {
 		struct ibv_qp_init_attr init = {
 			.qp_type = IBV_QPT_UD,
@@ -144,21 +136,19 @@ static void side_open(struct __test_metadata *_metadata, struct side *s,
 				 .max_send_sge = 1, .max_recv_sge = 1 },
 		};
 
-		s->cq[i] = ibv_create_cq(s->ctx, 16, NULL, NULL, 0);
+		s->cq[i] = ibv_create_cq(s->dev.ctx, 16, NULL, NULL, 0);
 		ASSERT_NE(NULL, s->cq[i]);
 		init.send_cq = s->cq[i];
 		init.recv_cq = s->cq[i];
-		s->qp[i] = ibv_create_qp(s->pd, &init);
+		s->qp[i] = ibv_create_qp(s->dev.pd, &init);
 		ASSERT_NE(NULL, s->qp[i]) TH_LOG("create_qp: %s",
 						 strerror(errno));
 	}
 	/* Loopback: an AH to our own RoCE v2 IPv4 GID. */
-	gid_idx = vroce_env_gid(s->ctx, "VROCE_GID");
-	ASSERT_LE(0, gid_idx) TH_LOG("no RoCE v2 IPv4 GID");
-	ah.grh.sgid_index = gid_idx;
+	ah.grh.sgid_index = s->dev.gid_idx;
 	ah.grh.hop_limit = 64;
-	ASSERT_EQ(0, ibv_query_gid(s->ctx, 1, gid_idx, &ah.grh.dgid));
-	s->ah = ibv_create_ah(s->pd, &ah);
+	ah.grh.dgid = s->dev.gid;
+	s->ah = ibv_create_ah(s->dev.pd, &ah);
 	ASSERT_NE(NULL, s->ah) TH_LOG("create_ah: %s", strerror(errno));
 }
 
@@ -174,13 +164,7 @@ static void side_close(struct side *s)
 		if (s->cq[i])
 			ibv_destroy_cq(s->cq[i]);
 	}
-	if (s->mr)
-		ibv_dereg_mr(s->mr);
-	if (s->pd)
-		ibv_dealloc_pd(s->pd);
-	if (s->ctx)
-		ibv_close_device(s->ctx);
-	free(s->buf);
+	vroce_dev_close(&s->dev);
 }
 
 /* root: receivers, opened with CAP_NET_RAW; user: the sender. */
@@ -256,8 +240,8 @@ static void post_recv(struct __test_metadata *_metadata, struct side *s,
 		      int i)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)s->buf + i * SLOT,
-		.length = GRH_LEN + MSG_LEN, .lkey = s->mr->lkey,
+		.addr = (uintptr_t)s->dev.buf + i * SLOT,
+		.length = GRH_LEN + MSG_LEN, .lkey = s->dev.mr->lkey,
 	};
 	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
@@ -270,8 +254,8 @@ static int send_to(struct __test_metadata *_metadata, struct side *s,
 		   struct ibv_qp *dst, uint32_t qkey)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)s->buf, .length = MSG_LEN,
-		.lkey = s->mr->lkey,
+		.addr = (uintptr_t)s->dev.buf, .length = MSG_LEN,
+		.lkey = s->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,

@@ -7,16 +7,6 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require ip rdma
-
-cleanup() {
-	[ -z "$MEMCG" ] || rmdir "$MEMCG"
-	ip link del qa 2>/dev/null
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
 # A memory cgroup that holds less than the biggest QP's rings, for
 # queues_test's rings_charged_to_memcg (cgroup2 is mounted if it is not).
 MEMCG=
@@ -33,14 +23,12 @@ memcg_setup() {
 		MEMCG=$root/vroce-queues
 }
 
-setup() {
-	vroce_veth_dev qv0 qa qb
+cleanup() {
+	[ -z "$MEMCG" ] || rmdir "$MEMCG"
+	vroce_test_dev_cleanup
 }
 
-if ! setup >"$VROCE_LOG" 2>&1; then
-	ktap_print_header
-	sed 's/^/# /' "$VROCE_LOG"
-	ktap_exit_fail_msg "cannot set up a vroce device"
-fi
+vroce_test_dev qv0 qa qb
+trap cleanup EXIT
 memcg_setup >>"$VROCE_LOG" 2>&1 || MEMCG=
 VROCE_DEV=qv0 VROCE_MEMCG=$MEMCG "$VROCE_BIN/queues_test"

@@ -672,10 +672,11 @@ static int connect_pair(FIXTURE_DATA(q) *self, struct ibv_qp *a,
 			struct ibv_qp *b)
 {
 	struct vroce_rc_path path = {
+		VROCE_RC_DEFAULTS,
 		.dgid = self->gid, .sgid_idx = 0, .mtu = IBV_MTU_1024,
 	};
 
-	if (vroce_rc_init(a) || vroce_rc_init(b))
+	if (vroce_rc_init(a, &path) || vroce_rc_init(b, &path))
 		return -1;
 	path.dest_qpn = b->qp_num;
 	if (vroce_rc_rtr(a, &path))
@@ -683,7 +684,7 @@ static int connect_pair(FIXTURE_DATA(q) *self, struct ibv_qp *a,
 	path.dest_qpn = a->qp_num;
 	if (vroce_rc_rtr(b, &path))
 		return -1;
-	return vroce_rc_rts(a) || vroce_rc_rts(b) ? -1 : 0;
+	return vroce_rc_rts(a, &path) || vroce_rc_rts(b, &path) ? -1 : 0;
 }
 
 /*

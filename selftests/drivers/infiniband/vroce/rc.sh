@@ -23,6 +23,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DRIVER=${RDMA_TEST_DRIVER:-vroce}
 # A hang guard per program, far above what the slowest kernel needs.
+# shellcheck disable=SC2034 # run_pair's (lib.sh), like EXEC_* and SRV_PID
 TMO=${RC_TIMEOUT:-180}
 ITERS=5
 # perftest latency needs more samples than that to report a number.
@@ -40,6 +41,7 @@ GID_B=
 SERVER_IP=
 EXEC_A=() EXEC_B=()
 PORT=19000
+# shellcheck disable=SC2034 # run_pair's
 SRV_PID=
 
 if [ "$DRIVER" = rxe ]; then
@@ -52,7 +54,7 @@ else
 fi
 
 cleanup() {
-	server_stop
+	bg_stop SRV_PID
 	rdma link delete rca 2>/dev/null
 	rdma link delete rcb 2>/dev/null
 	rdma link delete rcl 2>/dev/null
@@ -68,32 +70,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# gid_index DEV 4|6|v1: the first RoCE v2 GID of that family (IPv6: not
-# link-local), as rc_test's vroce_roce_v2_gid() picks it, or (v1) the
-# first IPv4-mapped RoCE v1 GID.
-gid_index() {
-	local dir="/sys/class/infiniband/$1/ports/1" i gid want="RoCE v2"
-
-	[ "$2" = v1 ] && want="IB/RoCE v1"
-	for i in $(cd "$dir/gid_attrs/types" && printf '%s\n' * | sort -n); do
-		[ "$(cat "$dir/gid_attrs/types/$i" 2>/dev/null)" = "$want" ] ||
-			continue
-		gid=$(cat "$dir/gids/$i")
-		case "$1:$gid" in
-		*:0000:0000:0000:0000:0000:0000:0000:0000 | *:fe80:*) continue ;;
-		*:0000:0000:0000:0000:0000:ffff:*) [ "$2" != 6 ] || continue ;;
-		*) [ "$2" = 6 ] || continue ;;
-		esac
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
-gids_ready() {
-	gid_index "$1" 4 && gid_index "$1" 6
-}
-
 setup_veth() {
 	local nsa nsb
 
@@ -107,7 +83,8 @@ setup_veth() {
 		ip -n "$nsa" link set va up && ip -n "$nsb" link set vb up &&
 		ip netns exec "$nsa" rdma link add rca type vroce netdev va &&
 		ip netns exec "$nsb" rdma link add rcb type vroce netdev vb &&
-		wait_for 10 gids_ready rca && wait_for 10 gids_ready rcb ||
+		wait_for 10 vroce_gids_ready rca v4 v6 &&
+		wait_for 10 vroce_gids_ready rcb v4 v6 ||
 		return 1
 	DEV_A=rca DEV_B=rcb SERVER_IP=192.0.2.2
 	EXEC_A=(ip netns exec "$nsa") EXEC_B=(ip netns exec "$nsb")
@@ -125,6 +102,7 @@ setup_loop() {
 	else
 		ns=$(ns_add rcl) && vroce_load &&
 			ip -n "$ns" link add la type veth peer name lb || return 1
+		# shellcheck disable=SC2034 # run_pair's
 		EXEC_A=(ip netns exec "$ns") EXEC_B=(ip netns exec "$ns")
 	fi
 	"${EXEC_A[@]}" ip addr add 192.0.2.1/24 dev "$nd" &&
@@ -132,57 +110,26 @@ setup_loop() {
 		"${EXEC_A[@]}" ip link set "$nd" up &&
 		"${EXEC_A[@]}" ip link set "${nd%a}b" up &&
 		"${EXEC_A[@]}" rdma link add "$dev" type "$DRIVER" netdev "$nd" &&
-		wait_for 10 gids_ready "$dev" || return 1
+		wait_for 10 vroce_gids_ready "$dev" v4 v6 || return 1
 	DEV_A=$dev DEV_B=$dev SERVER_IP=192.0.2.1
 }
 
 # use_family 4|6: pick both ends' GIDs.
 use_family() {
-	GID_A=$(gid_index "$DEV_A" "$1") && GID_B=$(gid_index "$DEV_B" "$1")
-}
-
-listening() {
-	"${EXEC_B[@]}" ss -Hltn "sport = :$1" | grep -q .
-}
-
-server_stop() {
-	[ -n "$SRV_PID" ] || return 0
-	kill "$SRV_PID" 2>/dev/null
-	wait "$SRV_PID" 2>/dev/null
-	SRV_PID=
+	GID_A=$(vroce_gid "$DEV_A" "v$1") &&
+		GID_B=$(vroce_gid "$DEV_B" "v$1")
 }
 
 # pair TOOL ARGS...: TOOL as a server on DEV_B (with ARGS) and as a client on
-# DEV_A connecting to it; both must exit 0. The client's output is in
-# $VROCE_LOG.cli, both are shown on failure.
+# DEV_A connecting to it (run_pair).
 pair() {
-	local tool=$1 gidopt=-x port=$((PORT++)) crc src
+	local tool=$1 gidopt=-x port=$((PORT++))
 
 	shift
 	case $tool in ibv_*) gidopt=-g ;; esac
-	"${EXEC_B[@]}" timeout "$TMO" "$tool" -d "$DEV_B" "$gidopt" "$GID_B" \
-		-p "$port" "$@" >"$VROCE_LOG.srv" 2>&1 &
-	SRV_PID=$!
-	if ! wait_for 20 listening "$port"; then
-		server_stop
-		echo "server did not listen on port $port:"
-		cat "$VROCE_LOG.srv"
-		return 1
-	fi
-	"${EXEC_A[@]}" timeout "$TMO" "$tool" -d "$DEV_A" "$gidopt" "$GID_A" \
-		-p "$port" "$@" "$SERVER_IP" >"$VROCE_LOG.cli" 2>&1
-	crc=$?
-	wait "$SRV_PID"
-	src=$?
-	SRV_PID=
-	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
-		echo "client exit $crc, server exit $src"
-		echo "--- client: $tool $*"
-		cat "$VROCE_LOG.cli"
-		echo "--- server"
-		cat "$VROCE_LOG.srv"
-		return 1
-	fi
+	run_pair tcp_listening "$port" \
+		"$tool" -d "$DEV_B" "$gidopt" "$GID_B" -p "$port" "$@" -- \
+		"$tool" -d "$DEV_A" "$gidopt" "$GID_A" -p "$port" "$@" "$SERVER_IP"
 }
 
 pingpong() {
@@ -446,7 +393,7 @@ if [ "$DRIVER" = rxe ]; then
 elif [ -n "$SLOW$LEAN" ]; then
 	skip_rc_test "$prefix" "lean run on this kernel, RC_FULL=1 runs it" \
 		"$RC_V1_CASES"
-elif [ "${loop_ok:-0}" != 1 ] || ! GID_A=$(gid_index "$DEV_A" v1); then
+elif [ "${loop_ok:-0}" != 1 ] || ! GID_A=$(vroce_gid "$DEV_A" v1); then
 	skip_rc_test "$prefix" "no loop topology or RoCE v1 GID" "$RC_V1_CASES"
 else
 	GID_B=$GID_A

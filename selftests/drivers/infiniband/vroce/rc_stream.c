@@ -40,15 +40,9 @@
 enum op { OP_WRITE, OP_READ, OP_SEND };
 
 struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
+	struct vroce_dev dev;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	int gid_idx;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
 };
 
 static int fail(const char *what)
@@ -95,27 +89,14 @@ static int check(const uint8_t *p, uint64_t chunk)
 static int side_open(struct side *s, const char *dev, const char *gid_var)
 {
 	struct ibv_qp_init_attr init = {};
-	struct ibv_port_attr pattr;
 
-	s->ctx = vroce_open_by_name(dev);
-	if (!s->ctx)
-		return fail(dev);
-	if (ibv_query_port(s->ctx, 1, &pattr))
-		return fail("query_port");
-	s->mtu = pattr.active_mtu;
-	s->gid_idx = vroce_env_gid(s->ctx, gid_var);
-	if (s->gid_idx < 0 || ibv_query_gid(s->ctx, 1, s->gid_idx, &s->gid))
-		return fail("no RoCE v2 IPv4 GID");
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!s->pd || !s->buf)
-		return fail("alloc");
-	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ);
-	s->cq = ibv_create_cq(s->ctx, 4 * DEPTH, NULL, NULL, 0);
-	if (!s->mr || !s->cq)
-		return fail("reg_mr/create_cq");
+	if (vroce_dev_open(&s->dev, dev, gid_var) ||
+	    vroce_dev_buf(&s->dev, dev, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ))
+		return -1;
+	s->cq = ibv_create_cq(s->dev.ctx, 4 * DEPTH, NULL, NULL, 0);
+	if (!s->cq)
+		return fail("create_cq");
 	init.send_cq = s->cq;
 	init.recv_cq = s->cq;
 	init.qp_type = IBV_QPT_RC;
@@ -123,52 +104,25 @@ static int side_open(struct side *s, const char *dev, const char *gid_var)
 	init.cap.max_recv_wr = DEPTH;
 	init.cap.max_send_sge = 1;
 	init.cap.max_recv_sge = 1;
-	s->qp = ibv_create_qp(s->pd, &init);
+	s->qp = ibv_create_qp(s->dev.pd, &init);
 	return s->qp ? 0 : fail("create_qp");
 }
 
 static int qp_connect(struct side *s, struct side *peer)
 {
-	enum ibv_mtu mtu = s->mtu < peer->mtu ? s->mtu : peer->mtu;
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+	struct vroce_rc_path p = {
+		VROCE_RC_DEFAULTS,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ,
+		.dest_qpn = peer->qp->qp_num,
+		.dgid = peer->dev.gid,
+		.sgid_idx = s->dev.gid_idx,
+		.mtu = s->dev.mtu < peer->dev.mtu ? s->dev.mtu : peer->dev.mtu,
+		.sq_psn = 0x777, .rq_psn = 0x777,
+		.min_rnr_timer = 1,
 	};
 
-	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return fail("modify_qp INIT");
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = mtu;
-	attr.dest_qp_num = peer->qp->qp_num;
-	attr.rq_psn = 0x777;
-	attr.max_dest_rd_atomic = 16;
-	attr.min_rnr_timer = 1;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = peer->gid;
-	attr.ah_attr.grh.sgid_index = s->gid_idx;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.port_num = 1;
-	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return fail("modify_qp RTR");
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.sq_psn = 0x777;
-	attr.max_rd_atomic = 16;
-	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		return fail("modify_qp RTS");
-	return 0;
+	return vroce_rc_connect(s->qp, &p) ? fail("modify_qp") : 0;
 }
 
 struct stream {
@@ -182,12 +136,12 @@ struct stream {
 
 static uint8_t *src_of(struct stream *st, unsigned int slot)
 {
-	return (st->op == OP_READ ? st->b.buf : st->a.buf) + slot * CHUNK;
+	return (st->op == OP_READ ? st->b.dev.buf : st->a.dev.buf) + slot * CHUNK;
 }
 
 static uint8_t *dst_of(struct stream *st, unsigned int slot)
 {
-	return (st->op == OP_READ ? st->a.buf : st->b.buf) + slot * CHUNK;
+	return (st->op == OP_READ ? st->a.dev.buf : st->b.dev.buf) + slot * CHUNK;
 }
 
 /* Fill slot @slot with the next chunk and post its operation. */
@@ -195,8 +149,8 @@ static int post_chunk(struct stream *st, unsigned int slot)
 {
 	struct side *a = &st->a, *b = &st->b;
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)a->buf + slot * CHUNK,
-		.length = CHUNK, .lkey = a->mr->lkey,
+		.addr = (uintptr_t)a->dev.buf + slot * CHUNK,
+		.length = CHUNK, .lkey = a->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = slot, .sg_list = &sge, .num_sge = 1,
@@ -208,8 +162,8 @@ static int post_chunk(struct stream *st, unsigned int slot)
 	memset(dst_of(st, slot), 0xee, CHUNK);
 	if (st->op == OP_SEND) {
 		struct ibv_sge rsge = {
-			.addr = (uintptr_t)b->buf + slot * CHUNK,
-			.length = CHUNK, .lkey = b->mr->lkey,
+			.addr = (uintptr_t)b->dev.buf + slot * CHUNK,
+			.length = CHUNK, .lkey = b->dev.mr->lkey,
 		};
 		struct ibv_recv_wr rwr = {
 			.wr_id = slot, .sg_list = &rsge, .num_sge = 1,
@@ -221,8 +175,8 @@ static int post_chunk(struct stream *st, unsigned int slot)
 	} else {
 		wr.opcode = st->op == OP_READ ? IBV_WR_RDMA_READ :
 						IBV_WR_RDMA_WRITE;
-		wr.wr.rdma.remote_addr = (uintptr_t)b->buf + slot * CHUNK;
-		wr.wr.rdma.rkey = b->mr->rkey;
+		wr.wr.rdma.remote_addr = (uintptr_t)b->dev.buf + slot * CHUNK;
+		wr.wr.rdma.rkey = b->dev.mr->rkey;
 	}
 	if (ibv_post_send(a->qp, &wr, &bad))
 		return fail("post_send");

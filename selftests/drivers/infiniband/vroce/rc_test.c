@@ -51,16 +51,10 @@
 #define B_PSN		0x123456
 
 struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
+	struct vroce_dev dev;
 	struct ibv_cq *scq;
 	struct ibv_cq *rcq;
 	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	int gid_idx;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
 	struct ibv_device_attr attr;
 	uint32_t max_inline;
 };
@@ -114,34 +108,6 @@ static const char *wc_str(enum ibv_wc_status s)
 	return ibv_wc_status_str(s);
 }
 
-/*
- * Wait for the next completion on @cq and check it: @status, and with
- * success also @opcode; @wr_id and @qp_num always. Opcode and byte_len are
- * undefined in error completions.
- */
-static void expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
-		      struct ibv_qp *qp, uint64_t wr_id,
-		      enum ibv_wc_status status, enum ibv_wc_opcode opcode,
-		      struct ibv_wc *out)
-{
-	struct ibv_wc wc;
-	int n = vroce_poll_one(cq, &wc, POLL_TIMEOUT_S);
-
-	ASSERT_EQ(1, n) TH_LOG("no completion for wr_id %llu within %d s (want %s)",
-			       (unsigned long long)wr_id, POLL_TIMEOUT_S,
-			       wc_str(status));
-	EXPECT_EQ(status, wc.status) TH_LOG("wr_id %llu: %s, want %s",
-					    (unsigned long long)wc.wr_id,
-					    wc_str(wc.status), wc_str(status));
-	EXPECT_EQ(wr_id, wc.wr_id);
-	EXPECT_EQ(qp->qp_num, wc.qp_num);
-	if (status == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS)
-		EXPECT_EQ(opcode, wc.opcode)
-			TH_LOG("wr_id %llu", (unsigned long long)wr_id);
-	if (out)
-		*out = wc;
-}
-
 /* No further completion is queued on @cq. */
 static void expect_cq_empty(struct __test_metadata *_metadata,
 			    struct ibv_cq *cq)
@@ -179,30 +145,19 @@ static void expect_qp_err(struct __test_metadata *_metadata, struct ibv_qp *qp)
 static void side_open(struct __test_metadata *_metadata, struct side *s,
 		      const char *dev, const char *gid_var)
 {
-	struct ibv_port_attr pattr;
 	struct ibv_qp_init_attr init = {};
 
-	s->ctx = vroce_open_by_name(dev);
-	ASSERT_NE(NULL, s->ctx) TH_LOG("cannot open %s", dev);
-	ASSERT_EQ(0, ibv_query_device(s->ctx, &s->attr));
-	ASSERT_EQ(0, ibv_query_port(s->ctx, 1, &pattr));
-	ASSERT_EQ(IBV_PORT_ACTIVE, pattr.state);
-	s->mtu = pattr.active_mtu;
-	s->gid_idx = vroce_env_gid(s->ctx, gid_var);
-	ASSERT_LE(0, s->gid_idx) TH_LOG("%s: no RoCE v2 GID", dev);
-	ASSERT_EQ(0, ibv_query_gid(s->ctx, 1, s->gid_idx, &s->gid));
-	s->pd = ibv_alloc_pd(s->ctx);
-	ASSERT_NE(NULL, s->pd);
-	s->buf = aligned_alloc(4096, BUF_SIZE);
-	ASSERT_NE(NULL, s->buf);
-	memset(s->buf, 0x5a, BUF_SIZE);
-	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	ASSERT_NE(NULL, s->mr) TH_LOG("reg_mr: %s", strerror(errno));
-	s->scq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
+	ASSERT_EQ(0, vroce_dev_open(&s->dev, dev, gid_var));
+	ASSERT_EQ(IBV_PORT_ACTIVE, s->dev.state);
+	ASSERT_EQ(0, ibv_query_device(s->dev.ctx, &s->attr));
+	ASSERT_EQ(0, vroce_dev_buf(&s->dev, dev, BUF_SIZE,
+				   IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC));
+	s->scq = ibv_create_cq(s->dev.ctx, CQ_DEPTH, NULL, NULL, 0);
 	ASSERT_NE(NULL, s->scq);
-	s->rcq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->dev.ctx, CQ_DEPTH, NULL, NULL, 0);
 	ASSERT_NE(NULL, s->rcq);
 	init.send_cq = s->scq;
 	init.recv_cq = s->rcq;
@@ -212,7 +167,7 @@ static void side_open(struct __test_metadata *_metadata, struct side *s,
 	init.cap.max_send_sge = MAX_SGE;
 	init.cap.max_recv_sge = MAX_SGE;
 	init.cap.max_inline_data = WANT_INLINE;
-	s->qp = ibv_create_qp(s->pd, &init);
+	s->qp = ibv_create_qp(s->dev.pd, &init);
 	ASSERT_NE(NULL, s->qp) TH_LOG("create_qp: %s", strerror(errno));
 	s->max_inline = init.cap.max_inline_data;
 	ASSERT_LE(WANT_INLINE, s->max_inline);
@@ -226,13 +181,7 @@ static void side_close(struct side *s)
 		ibv_destroy_cq(s->rcq);
 	if (s->scq)
 		ibv_destroy_cq(s->scq);
-	if (s->mr)
-		ibv_dereg_mr(s->mr);
-	if (s->pd)
-		ibv_dealloc_pd(s->pd);
-	if (s->ctx)
-		ibv_close_device(s->ctx);
-	free(s->buf);
+	vroce_dev_close(&s->dev);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -261,51 +210,23 @@ static uint32_t min_u32(uint32_t x, uint32_t y)
 static int qp_connect(struct side *s, struct side *peer, uint32_t sq_psn,
 		      uint32_t rq_psn, const struct conn *c)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+	struct vroce_rc_path p = {
+		VROCE_RC_DEFAULTS,
+		.dest_qpn = c->dest_qpn ? c->dest_qpn : peer->qp->qp_num,
+		.dgid = peer->dev.gid,
+		.sgid_idx = s->dev.gid_idx,
+		.mtu = s->dev.mtu < peer->dev.mtu ? s->dev.mtu : peer->dev.mtu,
+		.sq_psn = sq_psn,
+		.rq_psn = rq_psn,
+		.rd_atomic = min_u32(16, s->attr.max_qp_init_rd_atom),
+		.dest_rd_atomic = min_u32(16, s->attr.max_qp_rd_atom),
+		.min_rnr_timer = c->min_rnr_timer,
+		.timeout = c->timeout,
+		.retry_cnt = c->retry_cnt,
+		.rnr_retry = c->rnr_retry,
 	};
-	int ret;
 
-	ret = ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = s->mtu < peer->mtu ? s->mtu : peer->mtu;
-	attr.dest_qp_num = c->dest_qpn ? c->dest_qpn : peer->qp->qp_num;
-	attr.rq_psn = rq_psn;
-	attr.max_dest_rd_atomic = min_u32(16, s->attr.max_qp_rd_atom);
-	attr.min_rnr_timer = c->min_rnr_timer;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = peer->gid;
-	attr.ah_attr.grh.sgid_index = s->gid_idx;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = c->timeout;
-	attr.retry_cnt = c->retry_cnt;
-	attr.rnr_retry = c->rnr_retry;
-	attr.sq_psn = sq_psn;
-	attr.max_rd_atomic = min_u32(16, s->attr.max_qp_init_rd_atom);
-	return ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return vroce_rc_connect(s->qp, &p);
 }
 
 static void pair_connect(struct __test_metadata *_metadata, struct side *a,
@@ -347,9 +268,9 @@ static void to_sge(struct side *s, const struct seg *g, int n,
 	int i;
 
 	for (i = 0; i < n; i++) {
-		sge[i].addr = (uintptr_t)s->buf + g[i].off;
+		sge[i].addr = (uintptr_t)s->dev.buf + g[i].off;
 		sge[i].length = g[i].len;
-		sge[i].lkey = s->mr->lkey;
+		sge[i].lkey = s->dev.mr->lkey;
 	}
 }
 
@@ -454,11 +375,11 @@ static void run_xfer(struct __test_metadata *_metadata, struct side *a,
 	int nsrc, ndst;
 
 	if (ops[x->op].read) {
-		src_buf = b->buf, src = x->rsg, nsrc = x->nr;
-		dst_buf = a->buf, dst = x->lsg, ndst = x->nl;
+		src_buf = b->dev.buf, src = x->rsg, nsrc = x->nr;
+		dst_buf = a->dev.buf, dst = x->lsg, ndst = x->nl;
 	} else {
-		src_buf = a->buf, src = x->lsg, nsrc = x->nl;
-		dst_buf = b->buf, dst = x->rsg, ndst = x->nr;
+		src_buf = a->dev.buf, src = x->lsg, nsrc = x->nl;
+		dst_buf = b->dev.buf, dst = x->rsg, ndst = x->nr;
 	}
 	if (!is_send)
 		ASSERT_EQ(total, seg_total(x->rsg, x->nr));
@@ -482,18 +403,18 @@ static void run_xfer(struct __test_metadata *_metadata, struct side *a,
 	if (ops[x->op].imm)
 		swr.imm_data = htonl(imm);
 	if (!is_send) {
-		swr.wr.rdma.remote_addr = (uintptr_t)b->buf + x->rsg[0].off;
-		swr.wr.rdma.rkey = b->mr->rkey;
+		swr.wr.rdma.remote_addr = (uintptr_t)b->dev.buf + x->rsg[0].off;
+		swr.wr.rdma.rkey = b->dev.mr->rkey;
 	}
 	ASSERT_EQ(0, ibv_post_send(a->qp, &swr, &bad_swr)) TH_LOG("%s", strerror(errno));
 	/* Inline data is copied at post time: the buffer is free again. */
 	if (x->inl)
-		poison_dst(a->buf, x->lsg, x->nl, x->seed + 1);
+		poison_dst(a->dev.buf, x->lsg, x->nl, x->seed + 1);
 
-	expect_wc(_metadata, a->scq, a->qp, swr.wr_id, IBV_WC_SUCCESS,
+	ASSERT_WC(a->scq, a->qp, swr.wr_id, IBV_WC_SUCCESS,
 		  ops[x->op].swc, NULL);
 	if (ops[x->op].recv) {
-		expect_wc(_metadata, b->rcq, b->qp, rwr.wr_id, IBV_WC_SUCCESS,
+		ASSERT_WC(b->rcq, b->qp, rwr.wr_id, IBV_WC_SUCCESS,
 			  ops[x->op].rwc, &wc);
 		EXPECT_EQ(total, wc.byte_len);
 		if (ops[x->op].imm) {
@@ -699,15 +620,15 @@ static void post_atomic(struct __test_metadata *_metadata, struct side *a,
 			uint64_t wr_id)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)a->buf + loff, .length = 8, .lkey = a->mr->lkey,
+		.addr = (uintptr_t)a->dev.buf + loff, .length = 8, .lkey = a->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = opc,
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
-	wr.wr.atomic.remote_addr = (uintptr_t)b->buf + roff;
-	wr.wr.atomic.rkey = b->mr->rkey;
+	wr.wr.atomic.remote_addr = (uintptr_t)b->dev.buf + roff;
+	wr.wr.atomic.rkey = b->dev.mr->rkey;
 	wr.wr.atomic.compare_add = cmp_add;
 	wr.wr.atomic.swap = swap;
 	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad)) TH_LOG("%s", strerror(errno));
@@ -739,22 +660,22 @@ static void atomic_one(struct __test_metadata *_metadata, struct side *a,
 	static uint64_t id = 0x3000;
 	const uint64_t fence = 0x0f1e2d3c4b5a6978ull;
 
-	put64(b->buf + roff - 8, fence);
-	put64(b->buf + roff, orig);
-	put64(b->buf + roff + 8, ~fence);
-	put64(a->buf + loff - 8, fence);
-	put64(a->buf + loff, 0x1111111111111111ull);
-	put64(a->buf + loff + 8, ~fence);
+	put64(b->dev.buf + roff - 8, fence);
+	put64(b->dev.buf + roff, orig);
+	put64(b->dev.buf + roff + 8, ~fence);
+	put64(a->dev.buf + loff - 8, fence);
+	put64(a->dev.buf + loff, 0x1111111111111111ull);
+	put64(a->dev.buf + loff + 8, ~fence);
 	post_atomic(_metadata, a, b, opc, loff, roff, cmp_add, swap, ++id);
-	expect_wc(_metadata, a->scq, a->qp, id, IBV_WC_SUCCESS,
+	ASSERT_WC(a->scq, a->qp, id, IBV_WC_SUCCESS,
 		  opc == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_WC_COMP_SWAP :
 		  IBV_WC_FETCH_ADD, NULL);
-	EXPECT_EQ(orig, get64(a->buf + loff)) TH_LOG("returned value, roff %u", roff);
-	EXPECT_EQ(want, get64(b->buf + roff)) TH_LOG("memory, roff %u", roff);
-	EXPECT_EQ(fence, get64(b->buf + roff - 8));
-	EXPECT_EQ(~fence, get64(b->buf + roff + 8));
-	EXPECT_EQ(fence, get64(a->buf + loff - 8));
-	EXPECT_EQ(~fence, get64(a->buf + loff + 8));
+	EXPECT_EQ(orig, get64(a->dev.buf + loff)) TH_LOG("returned value, roff %u", roff);
+	EXPECT_EQ(want, get64(b->dev.buf + roff)) TH_LOG("memory, roff %u", roff);
+	EXPECT_EQ(fence, get64(b->dev.buf + roff - 8));
+	EXPECT_EQ(~fence, get64(b->dev.buf + roff + 8));
+	EXPECT_EQ(fence, get64(a->dev.buf + loff - 8));
+	EXPECT_EQ(~fence, get64(a->dev.buf + loff + 8));
 }
 
 static const uint32_t atomic_roffs[] = { 8, 4096 - 8, 65536 + 16, BUF_SIZE - 16 };
@@ -817,7 +738,7 @@ static void atomic_write_post(struct __test_metadata *_metadata,
 	ibv_wr_start(qpx);
 	qpx->wr_id = wr_id;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_atomic_write(qpx, b->mr->rkey, (uintptr_t)b->buf + roff, &val);
+	ibv_wr_atomic_write(qpx, b->dev.mr->rkey, (uintptr_t)b->dev.buf + roff, &val);
 	ASSERT_EQ(0, ibv_wr_complete(qpx)) TH_LOG("%s", strerror(errno));
 }
 
@@ -835,7 +756,7 @@ TEST_F_TIMEOUT(rc, atomic_write, TEST_TIMEOUT_S)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.comp_mask = IBV_QP_INIT_ATTR_PD |
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.pd = a->pd,
+		.pd = a->dev.pd,
 		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE,
 	};
 	const uint64_t fence = 0x0f1e2d3c4b5a6978ull;
@@ -843,11 +764,11 @@ TEST_F_TIMEOUT(rc, atomic_write, TEST_TIMEOUT_S)
 	struct ibv_qp_ex *qpx;
 	unsigned int i;
 
-	ASSERT_EQ(0, ibv_query_device_ex(a->ctx, NULL, &dattr));
+	ASSERT_EQ(0, ibv_query_device_ex(a->dev.ctx, NULL, &dattr));
 	if (!(dattr.device_cap_flags_ex & DEVICE_ATOMIC_WRITE))
 		SKIP(return, "the device does not claim ATOMIC WRITE");
 	ibv_destroy_qp(a->qp);
-	a->qp = ibv_create_qp_ex(a->ctx, &init);
+	a->qp = ibv_create_qp_ex(a->dev.ctx, &init);
 	ASSERT_NE(NULL, a->qp) TH_LOG("create_qp_ex: %s", strerror(errno));
 	qpx = ibv_qp_to_qp_ex(a->qp);
 	ASSERT_NE(NULL, qpx);
@@ -857,18 +778,18 @@ TEST_F_TIMEOUT(rc, atomic_write, TEST_TIMEOUT_S)
 		uint32_t roff = atomic_roffs[i];
 		uint64_t val = 0x0123456789abcdefull * (i + 1);
 
-		put64(b->buf + roff - 8, fence);
-		put64(b->buf + roff, ~val);
-		put64(b->buf + roff + 8, ~fence);
+		put64(b->dev.buf + roff - 8, fence);
+		put64(b->dev.buf + roff, ~val);
+		put64(b->dev.buf + roff + 8, ~fence);
 		atomic_write_post(_metadata, qpx, b, roff, val, 0x4000 + i);
-		expect_wc(_metadata, a->scq, a->qp, 0x4000 + i, IBV_WC_SUCCESS,
+		ASSERT_WC(a->scq, a->qp, 0x4000 + i, IBV_WC_SUCCESS,
 			  IBV_WC_ATOMIC_WRITE, NULL);
-		EXPECT_EQ(val, get64(b->buf + roff)) TH_LOG("roff %u", roff);
-		EXPECT_EQ(fence, get64(b->buf + roff - 8));
-		EXPECT_EQ(~fence, get64(b->buf + roff + 8));
+		EXPECT_EQ(val, get64(b->dev.buf + roff)) TH_LOG("roff %u", roff);
+		EXPECT_EQ(fence, get64(b->dev.buf + roff - 8));
+		EXPECT_EQ(~fence, get64(b->dev.buf + roff + 8));
 	}
 	atomic_write_post(_metadata, qpx, b, 8 + 4, 1, 0x4100);
-	expect_wc(_metadata, a->scq, a->qp, 0x4100, IBV_WC_REM_INV_REQ_ERR, 0,
+	ASSERT_WC(a->scq, a->qp, 0x4100, IBV_WC_REM_INV_REQ_ERR, 0,
 		  NULL);
 	expect_qp_err(_metadata, a->qp);
 }
@@ -879,18 +800,18 @@ TEST_F_TIMEOUT(rc, atomic_fetch_add_burst, TEST_TIMEOUT_S)
 	uint32_t i;
 
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
-	put64(self->b.buf + roff, 1000);
+	put64(self->b.dev.buf + roff, 1000);
 	for (i = 0; i < n; i++)
 		post_atomic(_metadata, &self->a, &self->b,
 			    IBV_WR_ATOMIC_FETCH_AND_ADD, 8192 + 8 * i, roff,
 			    i + 1, 0, i);
 	for (i = 0; i < n; i++)
-		expect_wc(_metadata, self->a.scq, self->a.qp, i, IBV_WC_SUCCESS,
+		ASSERT_WC(self->a.scq, self->a.qp, i, IBV_WC_SUCCESS,
 			  IBV_WC_FETCH_ADD, NULL);
 	/* 1000 + 1 + 2 + ... + i before the i-th add. */
 	for (i = 0; i < n; i++)
-		EXPECT_EQ(1000 + i * (i + 1) / 2, get64(self->a.buf + 8192 + 8 * i));
-	EXPECT_EQ(1000 + n * (n + 1) / 2, get64(self->b.buf + roff));
+		EXPECT_EQ(1000 + i * (i + 1) / 2, get64(self->a.dev.buf + 8192 + 8 * i));
+	EXPECT_EQ(1000 + n * (n + 1) / 2, get64(self->b.dev.buf + roff));
 }
 
 /*
@@ -910,25 +831,25 @@ TEST_F_TIMEOUT(rc, writes_in_flight, TEST_TIMEOUT_S)
 	for (i = 0; i < n; i++) {
 		l = (struct seg){ 1 + i * stride, len };
 		r = (struct seg){ GUARD + 3 + i * stride, len };
-		fill_src(self->a.buf, &l, 1, 400 + i);
-		poison_dst(self->b.buf, &r, 1, 400 + i);
+		fill_src(self->a.dev.buf, &l, 1, 400 + i);
+		poison_dst(self->b.dev.buf, &r, 1, 400 + i);
 		to_sge(&self->a, &l, 1, &sge[i]);
 		wr[i].wr_id = i;
 		wr[i].sg_list = &sge[i];
 		wr[i].num_sge = 1;
 		wr[i].opcode = IBV_WR_RDMA_WRITE;
-		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.buf + r.off;
-		wr[i].wr.rdma.rkey = self->b.mr->rkey;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.dev.buf + r.off;
+		wr[i].wr.rdma.rkey = self->b.dev.mr->rkey;
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
 	wr[n - 1].send_flags = IBV_SEND_SIGNALED;
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
-	expect_wc(_metadata, self->a.scq, self->a.qp, n - 1, IBV_WC_SUCCESS,
+	ASSERT_WC(self->a.scq, self->a.qp, n - 1, IBV_WC_SUCCESS,
 		  IBV_WC_RDMA_WRITE, NULL);
 	expect_cq_empty(_metadata, self->a.scq);
 	for (i = 0; i < n; i++) {
 		r = (struct seg){ GUARD + 3 + i * stride, len };
-		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &r, 1, len, 400 + i))
+		EXPECT_EQ(0, check_dst(_metadata, self->b.dev.buf, &r, 1, len, 400 + i))
 			TH_LOG("write %u", i);
 	}
 }
@@ -953,8 +874,8 @@ TEST_F_TIMEOUT(rc, sends_in_flight, TEST_TIMEOUT_S)
 	for (i = 0; i < n; i++) {
 		l = (struct seg){ 7 + i * stride, 1 + i * 97 };
 		r = (struct seg){ GUARD + i * stride, stride - 2 * GUARD };
-		fill_src(self->a.buf, &l, 1, 500 + i);
-		poison_dst(self->b.buf, &r, 1, 500 + i);
+		fill_src(self->a.dev.buf, &l, 1, 500 + i);
+		poison_dst(self->b.dev.buf, &r, 1, 500 + i);
 		to_sge(&self->a, &l, 1, &sge[i]);
 		to_sge(&self->b, &r, 1, &rsge[i]);
 		rwr[i].wr_id = 100 + i;
@@ -971,14 +892,14 @@ TEST_F_TIMEOUT(rc, sends_in_flight, TEST_TIMEOUT_S)
 	ASSERT_EQ(0, ibv_post_recv(self->b.qp, rwr, &rbad));
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
 	for (i = 15; i < n; i += 16)
-		expect_wc(_metadata, self->a.scq, self->a.qp, i, IBV_WC_SUCCESS,
+		ASSERT_WC(self->a.scq, self->a.qp, i, IBV_WC_SUCCESS,
 			  IBV_WC_SEND, NULL);
 	for (i = 0; i < n; i++) {
-		expect_wc(_metadata, self->b.rcq, self->b.qp, 100 + i,
+		ASSERT_WC(self->b.rcq, self->b.qp, 100 + i,
 			  IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 		EXPECT_EQ(1 + i * 97, wc.byte_len);
 		r = (struct seg){ GUARD + i * stride, stride - 2 * GUARD };
-		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &r, 1, 1 + i * 97,
+		EXPECT_EQ(0, check_dst(_metadata, self->b.dev.buf, &r, 1, 1 + i * 97,
 				       500 + i)) TH_LOG("send %u", i);
 	}
 	expect_cq_empty(_metadata, self->a.scq);
@@ -1001,25 +922,25 @@ TEST_F_TIMEOUT(rc, reads_in_flight, TEST_TIMEOUT_S)
 	for (i = 0; i < n; i++) {
 		l = (struct seg){ GUARD + 5 + i * stride, 3 + i * 513 };
 		r = (struct seg){ 9 + i * stride, 3 + i * 513 };
-		fill_src(self->b.buf, &r, 1, 600 + i);
-		poison_dst(self->a.buf, &l, 1, 600 + i);
+		fill_src(self->b.dev.buf, &r, 1, 600 + i);
+		poison_dst(self->a.dev.buf, &l, 1, 600 + i);
 		to_sge(&self->a, &l, 1, &sge[i]);
 		wr[i].wr_id = i;
 		wr[i].sg_list = &sge[i];
 		wr[i].num_sge = 1;
 		wr[i].opcode = IBV_WR_RDMA_READ;
 		wr[i].send_flags = IBV_SEND_SIGNALED;
-		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.buf + r.off;
-		wr[i].wr.rdma.rkey = self->b.mr->rkey;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.dev.buf + r.off;
+		wr[i].wr.rdma.rkey = self->b.dev.mr->rkey;
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
 	for (i = 0; i < n; i++)
-		expect_wc(_metadata, self->a.scq, self->a.qp, i, IBV_WC_SUCCESS,
+		ASSERT_WC(self->a.scq, self->a.qp, i, IBV_WC_SUCCESS,
 			  IBV_WC_RDMA_READ, NULL);
 	for (i = 0; i < n; i++) {
 		l = (struct seg){ GUARD + 5 + i * stride, 3 + i * 513 };
-		EXPECT_EQ(0, check_dst(_metadata, self->a.buf, &l, 1, l.len, 600 + i))
+		EXPECT_EQ(0, check_dst(_metadata, self->a.dev.buf, &l, 1, l.len, 600 + i))
 			TH_LOG("read %u", i);
 	}
 }
@@ -1050,12 +971,12 @@ TEST_F_TIMEOUT(rc, mixed_list, TEST_TIMEOUT_S)
 	pair_connect(_metadata, a, b, &conn_default);
 	memset(wr, 0, sizeof(wr));
 	memset(rwr, 0, sizeof(rwr));
-	fill_src(a->buf, &w_src, 1, 700);
-	poison_dst(b->buf, &w_dst, 1, 700);
-	poison_dst(a->buf, &rd_dst, 1, 700);
-	fill_src(a->buf, &s_src, 1, 701);
+	fill_src(a->dev.buf, &w_src, 1, 700);
+	poison_dst(b->dev.buf, &w_dst, 1, 700);
+	poison_dst(a->dev.buf, &rd_dst, 1, 700);
+	fill_src(a->dev.buf, &s_src, 1, 701);
 	for (i = 0; i < 3; i++) {
-		poison_dst(b->buf, &r_buf[i], 1, 701);
+		poison_dst(b->dev.buf, &r_buf[i], 1, 701);
 		to_sge(b, &r_buf[i], 1, &rsge[i]);
 		rwr[i].wr_id = 100 + i;
 		rwr[i].sg_list = &rsge[i];
@@ -1063,33 +984,33 @@ TEST_F_TIMEOUT(rc, mixed_list, TEST_TIMEOUT_S)
 		rwr[i].next = i < 2 ? &rwr[i + 1] : NULL;
 	}
 	ASSERT_EQ(0, ibv_post_recv(b->qp, rwr, &rbad));
-	put64(b->buf + 500000, 7);
-	put64(b->buf + 500008, 0x77);
+	put64(b->dev.buf + 500000, 7);
+	put64(b->dev.buf + 500008, 0x77);
 
 	to_sge(a, &w_src, 1, &sge[0]);
 	wr[0].opcode = IBV_WR_RDMA_WRITE;
-	wr[0].wr.rdma.remote_addr = (uintptr_t)b->buf + w_dst.off;
+	wr[0].wr.rdma.remote_addr = (uintptr_t)b->dev.buf + w_dst.off;
 	to_sge(a, &s_src, 1, &sge[1]);
 	wr[1].opcode = IBV_WR_SEND;
 	to_sge(a, &rd_dst, 1, &sge[2]);
 	wr[2].opcode = IBV_WR_RDMA_READ;
-	wr[2].wr.rdma.remote_addr = (uintptr_t)b->buf + w_dst.off;
+	wr[2].wr.rdma.remote_addr = (uintptr_t)b->dev.buf + w_dst.off;
 	to_sge(a, &w_src, 1, &sge[3]);
 	sge[3].length = 100;
 	wr[3].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
 	wr[3].imm_data = htonl(0xabcdef01);
-	wr[3].wr.rdma.remote_addr = (uintptr_t)b->buf + 400001;
-	sge[4] = (struct ibv_sge){ (uintptr_t)a->buf + 200001, 8, a->mr->lkey };
+	wr[3].wr.rdma.remote_addr = (uintptr_t)b->dev.buf + 400001;
+	sge[4] = (struct ibv_sge){ (uintptr_t)a->dev.buf + 200001, 8, a->dev.mr->lkey };
 	wr[4].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	wr[4].wr.atomic.remote_addr = (uintptr_t)b->buf + 500000;
+	wr[4].wr.atomic.remote_addr = (uintptr_t)b->dev.buf + 500000;
 	wr[4].wr.atomic.compare_add = 5;
 	to_sge(a, &s_src, 1, &sge[5]);
 	sge[5].length = 17;
 	wr[5].opcode = IBV_WR_SEND_WITH_IMM;
 	wr[5].imm_data = htonl(0x12345678);
-	sge[6] = (struct ibv_sge){ (uintptr_t)a->buf + 200011, 8, a->mr->lkey };
+	sge[6] = (struct ibv_sge){ (uintptr_t)a->dev.buf + 200011, 8, a->dev.mr->lkey };
 	wr[6].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-	wr[6].wr.atomic.remote_addr = (uintptr_t)b->buf + 500008;
+	wr[6].wr.atomic.remote_addr = (uintptr_t)b->dev.buf + 500008;
 	wr[6].wr.atomic.compare_add = 0x77;
 	wr[6].wr.atomic.swap = 0x88;
 	for (i = 0; i < 7; i++) {
@@ -1100,40 +1021,40 @@ TEST_F_TIMEOUT(rc, mixed_list, TEST_TIMEOUT_S)
 		wr[i].next = i < 6 ? &wr[i + 1] : NULL;
 		if (wr[i].opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
 		    wr[i].opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
-			wr[i].wr.atomic.rkey = b->mr->rkey;
+			wr[i].wr.atomic.rkey = b->dev.mr->rkey;
 		else
-			wr[i].wr.rdma.rkey = b->mr->rkey;
+			wr[i].wr.rdma.rkey = b->dev.mr->rkey;
 	}
 	ASSERT_EQ(0, ibv_post_send(a->qp, wr, &bad)) TH_LOG("%s", strerror(errno));
 	for (i = 0; i < 7; i++)
-		expect_wc(_metadata, a->scq, a->qp, i, IBV_WC_SUCCESS, want[i], NULL);
+		ASSERT_WC(a->scq, a->qp, i, IBV_WC_SUCCESS, want[i], NULL);
 
-	expect_wc(_metadata, b->rcq, b->qp, 100, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	ASSERT_WC(b->rcq, b->qp, 100, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 	EXPECT_EQ(slen, wc.byte_len);
 	EXPECT_FALSE(wc.wc_flags & IBV_WC_WITH_IMM);
-	expect_wc(_metadata, b->rcq, b->qp, 101, IBV_WC_SUCCESS,
+	ASSERT_WC(b->rcq, b->qp, 101, IBV_WC_SUCCESS,
 		  IBV_WC_RECV_RDMA_WITH_IMM, &wc);
 	EXPECT_EQ(100, wc.byte_len);
 	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
 	EXPECT_EQ(0xabcdef01, ntohl(wc.imm_data));
-	expect_wc(_metadata, b->rcq, b->qp, 102, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	ASSERT_WC(b->rcq, b->qp, 102, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 	EXPECT_EQ(17, wc.byte_len);
 	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
 	EXPECT_EQ(0x12345678, ntohl(wc.imm_data));
 
-	EXPECT_EQ(0, check_dst(_metadata, b->buf, &w_dst, 1, wlen, 700));
-	EXPECT_EQ(0, check_dst(_metadata, a->buf, &rd_dst, 1, wlen, 700))
+	EXPECT_EQ(0, check_dst(_metadata, b->dev.buf, &w_dst, 1, wlen, 700));
+	EXPECT_EQ(0, check_dst(_metadata, a->dev.buf, &rd_dst, 1, wlen, 700))
 		TH_LOG("the READ after the WRITE");
-	EXPECT_EQ(0, check_dst(_metadata, b->buf, &r_buf[0], 1, slen, 701));
+	EXPECT_EQ(0, check_dst(_metadata, b->dev.buf, &r_buf[0], 1, slen, 701));
 	/* WRITE_WITH_IMM places nothing in its receive buffer. */
-	EXPECT_EQ(0, check_dst(_metadata, b->buf, &r_buf[1], 1, 0, 701));
+	EXPECT_EQ(0, check_dst(_metadata, b->dev.buf, &r_buf[1], 1, 0, 701));
 	/* The first 17 bytes of the same stream. */
-	EXPECT_EQ(0, check_dst(_metadata, b->buf, &r_buf[2], 1, 17, 701));
-	EXPECT_EQ(0, memcmp(b->buf + 400001, a->buf + w_src.off, 100));
-	EXPECT_EQ(7, get64(a->buf + 200001));
-	EXPECT_EQ(12, get64(b->buf + 500000));
-	EXPECT_EQ(0x77, get64(a->buf + 200011));
-	EXPECT_EQ(0x88, get64(b->buf + 500008));
+	EXPECT_EQ(0, check_dst(_metadata, b->dev.buf, &r_buf[2], 1, 17, 701));
+	EXPECT_EQ(0, memcmp(b->dev.buf + 400001, a->dev.buf + w_src.off, 100));
+	EXPECT_EQ(7, get64(a->dev.buf + 200001));
+	EXPECT_EQ(12, get64(b->dev.buf + 500000));
+	EXPECT_EQ(0x77, get64(a->dev.buf + 200011));
+	EXPECT_EQ(0x88, get64(b->dev.buf + 500008));
 }
 
 /* An rkey that was valid once: its MR is deregistered. */
@@ -1142,7 +1063,7 @@ static uint32_t stale_rkey(struct __test_metadata *_metadata, struct side *b)
 	struct ibv_mr *mr;
 	uint32_t rkey;
 
-	mr = ibv_reg_mr(b->pd, b->buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+	mr = ibv_reg_mr(b->dev.pd, b->dev.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!mr)
 		return 0;
@@ -1167,11 +1088,11 @@ static void bad_rkey(struct __test_metadata *_metadata, struct side *a,
 	ASSERT_NE(0, rkey);
 	pair_connect(_metadata, a, b, &conn_default);
 	if (opc == IBV_WR_RDMA_WRITE) {
-		fill_src(a->buf, &l, 1, 800);
-		poison_dst(b->buf, &r, 1, 800);
+		fill_src(a->dev.buf, &l, 1, 800);
+		poison_dst(b->dev.buf, &r, 1, 800);
 	} else {
-		fill_src(b->buf, &r, 1, 800);
-		poison_dst(a->buf, &l, 1, 800);
+		fill_src(b->dev.buf, &r, 1, 800);
+		poison_dst(a->dev.buf, &l, 1, 800);
 	}
 	to_sge(a, &l, 1, &sge);
 	for (i = 0; i < 2; i++) {
@@ -1180,25 +1101,25 @@ static void bad_rkey(struct __test_metadata *_metadata, struct side *a,
 		wr[i].num_sge = 1;
 		wr[i].opcode = opc;
 		wr[i].send_flags = IBV_SEND_SIGNALED;
-		wr[i].wr.rdma.remote_addr = (uintptr_t)b->buf + r.off;
-		wr[i].wr.rdma.rkey = i ? b->mr->rkey : rkey;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)b->dev.buf + r.off;
+		wr[i].wr.rdma.rkey = i ? b->dev.mr->rkey : rkey;
 	}
 	wr[0].next = &wr[1];
 	ASSERT_EQ(0, ibv_post_send(a->qp, wr, &bad));
-	expect_wc(_metadata, a->scq, a->qp, 1, IBV_WC_REM_ACCESS_ERR, 0, NULL);
-	expect_wc(_metadata, a->scq, a->qp, 2, IBV_WC_WR_FLUSH_ERR, 0, NULL);
+	ASSERT_WC(a->scq, a->qp, 1, IBV_WC_REM_ACCESS_ERR, 0, NULL);
+	ASSERT_WC(a->scq, a->qp, 2, IBV_WC_WR_FLUSH_ERR, 0, NULL);
 	expect_qp_err(_metadata, a->qp);
 
 	more = wr[1];
 	more.wr_id = 3;
 	more.next = NULL;
 	ASSERT_EQ(0, ibv_post_send(a->qp, &more, &bad));
-	expect_wc(_metadata, a->scq, a->qp, 3, IBV_WC_WR_FLUSH_ERR, 0, NULL);
+	ASSERT_WC(a->scq, a->qp, 3, IBV_WC_WR_FLUSH_ERR, 0, NULL);
 	expect_cq_empty(_metadata, a->scq);
 	if (opc == IBV_WR_RDMA_WRITE) {
-		EXPECT_EQ(0, check_dst(_metadata, b->buf, &r, 1, 0, 800));
+		EXPECT_EQ(0, check_dst(_metadata, b->dev.buf, &r, 1, 0, 800));
 	} else {
-		EXPECT_EQ(0, check_dst(_metadata, a->buf, &l, 1, 0, 800));
+		EXPECT_EQ(0, check_dst(_metadata, a->dev.buf, &l, 1, 0, 800));
 	}
 }
 
@@ -1216,7 +1137,7 @@ static void post_send_one(struct __test_metadata *_metadata, struct side *a,
 			  uint32_t off, uint32_t len, uint64_t wr_id)
 {
 	struct ibv_sge sge = {
-		(uintptr_t)a->buf + off, len, a->mr->lkey,
+		(uintptr_t)a->dev.buf + off, len, a->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
@@ -1235,7 +1156,7 @@ TEST_F_TIMEOUT(rc, rnr_retry_exceeded, TEST_TIMEOUT_S)
 	c.min_rnr_timer = 1;	/* 0.01 ms */
 	pair_connect(_metadata, &self->a, &self->b, &c);
 	post_send_one(_metadata, &self->a, 0, 100, 1);
-	expect_wc(_metadata, self->a.scq, self->a.qp, 1,
+	ASSERT_WC(self->a.scq, self->a.qp, 1,
 		  IBV_WC_RNR_RETRY_EXC_ERR, 0, NULL);
 	expect_qp_err(_metadata, self->a.qp);
 	expect_cq_empty(_metadata, self->b.rcq);
@@ -1259,8 +1180,8 @@ static void rnr_then_recv(struct __test_metadata *_metadata,
 
 	c.min_rnr_timer = 1;
 	pair_connect(_metadata, a, b, &c);
-	fill_src(a->buf, &l, 1, 900);
-	poison_dst(b->buf, &r, 1, 900);
+	fill_src(a->dev.buf, &l, 1, 900);
+	poison_dst(b->dev.buf, &r, 1, 900);
 	post_send_one(_metadata, a, l.off, l.len, 1);
 	usleep(200000);
 	to_sge(b, &r, 1, &rsge);
@@ -1268,12 +1189,12 @@ static void rnr_then_recv(struct __test_metadata *_metadata,
 	rwr.sg_list = &rsge;
 	rwr.num_sge = 1;
 	ASSERT_EQ(0, ibv_post_recv(b->qp, &rwr, &rbad));
-	expect_wc(_metadata, a->scq, a->qp, 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+	ASSERT_WC(a->scq, a->qp, 1, IBV_WC_SUCCESS, IBV_WC_SEND,
 		  NULL);
-	expect_wc(_metadata, b->rcq, b->qp, 2, IBV_WC_SUCCESS, IBV_WC_RECV,
+	ASSERT_WC(b->rcq, b->qp, 2, IBV_WC_SUCCESS, IBV_WC_RECV,
 		  &wc);
 	EXPECT_EQ(len, wc.byte_len);
-	EXPECT_EQ(0, check_dst(_metadata, b->buf, &r, 1, len, 900));
+	EXPECT_EQ(0, check_dst(_metadata, b->dev.buf, &r, 1, len, 900));
 }
 
 TEST_F_TIMEOUT(rc, rnr_then_recv, TEST_TIMEOUT_S)
@@ -1294,7 +1215,7 @@ TEST_F_TIMEOUT(rc, rnr_then_recv_long, TEST_TIMEOUT_S)
 static void post_recv_one(struct __test_metadata *_metadata, struct side *b,
 			  uint32_t off, uint32_t len, uint64_t wr_id)
 {
-	struct ibv_sge sge = { (uintptr_t)b->buf + off, len, b->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)b->dev.buf + off, len, b->dev.mr->lkey };
 	struct ibv_recv_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
 	}, *bad;
@@ -1306,14 +1227,14 @@ static void post_write_unsignaled(struct __test_metadata *_metadata,
 				  struct side *a, struct side *b, uint32_t off,
 				  uint32_t len, uint64_t wr_id)
 {
-	struct ibv_sge sge = { (uintptr_t)a->buf + off, len, a->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)a->dev.buf + off, len, a->dev.mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE,
 	}, *bad;
 
-	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + off;
-	wr.wr.rdma.rkey = b->mr->rkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)b->dev.buf + off;
+	wr.wr.rdma.rkey = b->dev.mr->rkey;
 	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad)) TH_LOG("%s", strerror(errno));
 }
 
@@ -1339,8 +1260,8 @@ TEST_F_TIMEOUT(rc, unsignaled_idle_no_retry, TEST_TIMEOUT_S)
 	for (i = 0; i < n; i++) {
 		l = (struct seg){ i * stride, len };
 		r = (struct seg){ GUARD + i * stride, len };
-		fill_src(self->a.buf, &l, 1, 700 + i);
-		poison_dst(self->b.buf, &r, 1, 700 + i);
+		fill_src(self->a.dev.buf, &l, 1, 700 + i);
+		poison_dst(self->b.dev.buf, &r, 1, 700 + i);
 		post_recv_one(_metadata, &self->b, r.off, len, 10 + i);
 	}
 	for (i = 0; i < n; i++) {
@@ -1355,15 +1276,15 @@ TEST_F_TIMEOUT(rc, unsignaled_idle_no_retry, TEST_TIMEOUT_S)
 		wr.send_flags = i == n - 1 ? IBV_SEND_SIGNALED : 0;
 		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
 	}
-	expect_wc(_metadata, self->a.scq, self->a.qp, n - 1, IBV_WC_SUCCESS,
+	ASSERT_WC(self->a.scq, self->a.qp, n - 1, IBV_WC_SUCCESS,
 		  IBV_WC_SEND, NULL);
 	expect_cq_empty(_metadata, self->a.scq);
 	for (i = 0; i < n; i++) {
 		r = (struct seg){ GUARD + i * stride, len };
-		expect_wc(_metadata, self->b.rcq, self->b.qp, 10 + i,
+		ASSERT_WC(self->b.rcq, self->b.qp, 10 + i,
 			  IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 		EXPECT_EQ(len, wc.byte_len);
-		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &r, 1, len, 700 + i));
+		EXPECT_EQ(0, check_dst(_metadata, self->b.dev.buf, &r, 1, len, 700 + i));
 	}
 	expect_cq_empty(_metadata, self->b.rcq);
 	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
@@ -1391,21 +1312,21 @@ TEST_F_TIMEOUT(rc, unsignaled_then_sqd, TEST_TIMEOUT_S)
 	pair_connect(_metadata, &self->a, &self->b, &c);
 	for (i = 0; i < n; i++) {
 		g = (struct seg){ i * stride, len };
-		fill_src(self->a.buf, &g, 1, 800 + i);
-		poison_dst(self->b.buf, &g, 1, 800 + i);
+		fill_src(self->a.dev.buf, &g, 1, 800 + i);
+		poison_dst(self->b.dev.buf, &g, 1, 800 + i);
 		post_write_unsignaled(_metadata, &self->a, &self->b, g.off,
 				      len, i);
 	}
 	/* Sent: the last WRITE's data is there. */
 	g = (struct seg){ (n - 1) * stride, len };
 	end = vroce_now_s() + POLL_TIMEOUT_S;
-	while (vroce_mismatch(self->b.buf + g.off, len, 800 + n - 1,
+	while (vroce_mismatch(self->b.dev.buf + g.off, len, 800 + n - 1,
 			      pattern) >= 0 && vroce_now_s() < end)
 		usleep(1000);
 	ASSERT_EQ(0, ibv_modify_qp(self->a.qp, &attr, IBV_QP_STATE |
 				   IBV_QP_EN_SQD_ASYNC_NOTIFY))
 		TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, vroce_wait_async(self->a.ctx, &ev, POLL_TIMEOUT_S))
+	ASSERT_EQ(0, vroce_wait_async(self->a.dev.ctx, &ev, POLL_TIMEOUT_S))
 		TH_LOG("no SQ_DRAINED event within %d s", POLL_TIMEOUT_S);
 	EXPECT_EQ(IBV_EVENT_SQ_DRAINED, ev.event_type);
 	EXPECT_EQ(self->a.qp, ev.element.qp);
@@ -1413,7 +1334,7 @@ TEST_F_TIMEOUT(rc, unsignaled_then_sqd, TEST_TIMEOUT_S)
 	expect_cq_empty(_metadata, self->a.scq);
 	for (i = 0; i < n; i++) {
 		g = (struct seg){ i * stride, len };
-		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &g, 1, len, 800 + i));
+		EXPECT_EQ(0, check_dst(_metadata, self->b.dev.buf, &g, 1, len, 800 + i));
 	}
 }
 
@@ -1441,7 +1362,7 @@ TEST_F_TIMEOUT(rc, unsignaled_small_sq, TEST_TIMEOUT_S)
 	uint32_t i;
 
 	ASSERT_EQ(0, ibv_destroy_qp(self->a.qp));
-	self->a.qp = ibv_create_qp(self->a.pd, &init);
+	self->a.qp = ibv_create_qp(self->a.dev.pd, &init);
 	ASSERT_NE(NULL, self->a.qp) TH_LOG("create_qp: %s", strerror(errno));
 	ASSERT_GE(16U, init.cap.max_send_wr);
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
@@ -1449,7 +1370,7 @@ TEST_F_TIMEOUT(rc, unsignaled_small_sq, TEST_TIMEOUT_S)
 	before = vroce_hw_counter(dev, "retrans_pkts");
 	for (i = 0; i < n; i++) {
 		struct ibv_sge sge = {
-			(uintptr_t)self->a.buf + i * stride, len, self->a.mr->lkey,
+			(uintptr_t)self->a.dev.buf + i * stride, len, self->a.dev.mr->lkey,
 		};
 		struct ibv_send_wr wr = {
 			.wr_id = i, .sg_list = &sge, .num_sge = 1,
@@ -1458,11 +1379,11 @@ TEST_F_TIMEOUT(rc, unsignaled_small_sq, TEST_TIMEOUT_S)
 		int err;
 
 		g = (struct seg){ i * stride, len };
-		fill_src(self->a.buf, &g, 1, 900 + i);
+		fill_src(self->a.dev.buf, &g, 1, 900 + i);
 		g.off += GUARD;
-		poison_dst(self->b.buf, &g, 1, 900 + i);
-		wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + g.off;
-		wr.wr.rdma.rkey = self->b.mr->rkey;
+		poison_dst(self->b.dev.buf, &g, 1, 900 + i);
+		wr.wr.rdma.remote_addr = (uintptr_t)self->b.dev.buf + g.off;
+		wr.wr.rdma.rkey = self->b.dev.mr->rkey;
 		end = vroce_now_s() + POLL_TIMEOUT_S;
 		while ((err = ibv_post_send(self->a.qp, &wr, &bad)) == ENOMEM &&
 		       vroce_now_s() < end)
@@ -1479,12 +1400,12 @@ TEST_F_TIMEOUT(rc, unsignaled_small_sq, TEST_TIMEOUT_S)
 			TH_LOG("%lld probes or retries", after - before);
 	g = (struct seg){ GUARD + (n - 1) * stride, len };
 	end = vroce_now_s() + POLL_TIMEOUT_S;
-	while (vroce_mismatch(self->b.buf + g.off, len, 900 + n - 1,
+	while (vroce_mismatch(self->b.dev.buf + g.off, len, 900 + n - 1,
 			      pattern) >= 0 && vroce_now_s() < end)
 		usleep(1000);
 	for (i = 0; i < n; i++) {
 		g = (struct seg){ GUARD + i * stride, len };
-		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &g, 1, len, 900 + i));
+		EXPECT_EQ(0, check_dst(_metadata, self->b.dev.buf, &g, 1, len, 900 + i));
 	}
 	expect_cq_empty(_metadata, self->a.scq);
 	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
@@ -1498,7 +1419,7 @@ static void expect_retry_exceeded(struct __test_metadata *_metadata,
 				  struct side *a)
 {
 	struct ibv_send_wr wr = {}, *bad;
-	struct ibv_sge sge = { (uintptr_t)a->buf, 100, a->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)a->dev.buf, 100, a->dev.mr->lkey };
 
 	wr.wr_id = 1;
 	wr.sg_list = &sge;
@@ -1508,7 +1429,7 @@ static void expect_retry_exceeded(struct __test_metadata *_metadata,
 	wr.wr.rdma.remote_addr = 0x10000;
 	wr.wr.rdma.rkey = 0x1234;
 	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
-	expect_wc(_metadata, a->scq, a->qp, 1, IBV_WC_RETRY_EXC_ERR, 0, NULL);
+	ASSERT_WC(a->scq, a->qp, 1, IBV_WC_RETRY_EXC_ERR, 0, NULL);
 	expect_qp_err(_metadata, a->qp);
 }
 
@@ -1543,9 +1464,9 @@ static struct ibv_qp *ud_qp_rts(struct __test_metadata *_metadata,
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
 	};
-	struct ibv_sge sge = { (uintptr_t)b->buf, 8192, b->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)b->dev.buf, 8192, b->dev.mr->lkey };
 	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *bad;
-	struct ibv_qp *qp = ibv_create_qp(b->pd, &init);
+	struct ibv_qp *qp = ibv_create_qp(b->dev.pd, &init);
 
 	if (!qp)
 		return NULL;
@@ -1573,7 +1494,7 @@ err:
  */
 TEST_F_TIMEOUT(rc, retry_exceeded_ud_peer, TEST_TIMEOUT_S)
 {
-	struct ibv_sge sge = { (uintptr_t)self->a.buf, 4096, self->a.mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)self->a.dev.buf, 4096, self->a.dev.mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
@@ -1586,7 +1507,7 @@ TEST_F_TIMEOUT(rc, retry_exceeded_ud_peer, TEST_TIMEOUT_S)
 	c.dest_qpn = ud->qp_num;
 	ASSERT_EQ(0, qp_connect(&self->a, &self->b, A_PSN, B_PSN, &c));
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
-	expect_wc(_metadata, self->a.scq, self->a.qp, 1, IBV_WC_RETRY_EXC_ERR,
+	ASSERT_WC(self->a.scq, self->a.qp, 1, IBV_WC_RETRY_EXC_ERR,
 		  0, NULL);
 	expect_qp_err(_metadata, self->a.qp);
 	EXPECT_EQ(0, ibv_poll_cq(self->b.rcq, 1, &wc))
@@ -1602,7 +1523,7 @@ static uint8_t *own_buffer(struct side *s, uint32_t len, struct ibv_mr **mr)
 
 	if (p == MAP_FAILED)
 		return NULL;
-	*mr = ibv_reg_mr(s->pd, p, len, IBV_ACCESS_LOCAL_WRITE |
+	*mr = ibv_reg_mr(s->dev.pd, p, len, IBV_ACCESS_LOCAL_WRITE |
 			 IBV_ACCESS_REMOTE_READ);
 	if (!*mr) {
 		munmap(p, len);
@@ -1622,7 +1543,7 @@ static void post_then_free(struct __test_metadata *_metadata, struct side *s,
 	struct ibv_send_wr *bad;
 
 	ASSERT_EQ(0, ibv_post_send(s->qp, wr, &bad));
-	expect_wc(_metadata, s->scq, s->qp, wr->wr_id, IBV_WC_SUCCESS, op,
+	ASSERT_WC(s->scq, s->qp, wr->wr_id, IBV_WC_SUCCESS, op,
 		  NULL);
 	ASSERT_EQ(0, ibv_dereg_mr(mr));
 	ASSERT_EQ(0, munmap(p, len));
@@ -1654,7 +1575,7 @@ TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
 		ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
 		fill_src(p, &src, 1, 1100 + i);
 		dst = (struct seg){ GUARD + (i % 2) * 2 * len, len };
-		poison_dst(self->b.buf, &dst, 1, 1100 + i);
+		poison_dst(self->b.dev.buf, &dst, 1, 1100 + i);
 		post_recv_one(_metadata, &self->b, dst.off, len, 200 + i);
 		sge = (struct ibv_sge){ (uintptr_t)p, len, mr->lkey };
 		wr.wr_id = 300 + i;
@@ -1662,9 +1583,9 @@ TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
 		wr.opcode = IBV_WR_SEND;
 		post_then_free(_metadata, &self->a, &wr, IBV_WC_SEND, mr, p,
 			       len);
-		expect_wc(_metadata, self->b.rcq, self->b.qp, 200 + i,
+		ASSERT_WC(self->b.rcq, self->b.qp, 200 + i,
 			  IBV_WC_SUCCESS, IBV_WC_RECV, NULL);
-		EXPECT_EQ(0, check_dst(_metadata, self->b.buf, &dst, 1, len,
+		EXPECT_EQ(0, check_dst(_metadata, self->b.dev.buf, &dst, 1, len,
 				       1100 + i)) TH_LOG("SEND %u", i);
 
 		/* READ from b's own buffer into a's. */
@@ -1672,7 +1593,7 @@ TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
 		ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
 		fill_src(p, &src, 1, 1200 + i);
 		dst = (struct seg){ GUARD + (i % 2) * 2 * len, len };
-		poison_dst(self->a.buf, &dst, 1, 1200 + i);
+		poison_dst(self->a.dev.buf, &dst, 1, 1200 + i);
 		to_sge(&self->a, &dst, 1, &sge);
 		wr.wr_id = 400 + i;
 		wr.opcode = IBV_WR_RDMA_READ;
@@ -1680,7 +1601,7 @@ TEST_F_TIMEOUT(rc, payload_buffer_freed, TEST_TIMEOUT_S)
 		wr.wr.rdma.rkey = mr->rkey;
 		post_then_free(_metadata, &self->a, &wr, IBV_WC_RDMA_READ, mr,
 			       p, len);
-		EXPECT_EQ(0, check_dst(_metadata, self->a.buf, &dst, 1, len,
+		EXPECT_EQ(0, check_dst(_metadata, self->a.dev.buf, &dst, 1, len,
 				       1200 + i)) TH_LOG("READ %u", i);
 	}
 }
@@ -1732,7 +1653,7 @@ static uint32_t expect_reads_in_order(struct __test_metadata *_metadata,
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
 			TH_LOG("READ %u: %s", i, wc_str(wc.status));
 		EXPECT_EQ(0, flushed) TH_LOG("READ %u after a flush", i);
-		EXPECT_EQ(0, memcmp(a->buf + i * len, b->buf + i * len, len))
+		EXPECT_EQ(0, memcmp(a->dev.buf + i * len, b->dev.buf + i * len, len))
 			TH_LOG("READ %u: wrong data", i);
 	}
 	TH_LOG("%u of %u READs flushed", flushed, n);
@@ -1775,25 +1696,25 @@ TEST_F_TIMEOUT(rc, read_flushed_buffer_owned, TEST_TIMEOUT_S)
 	uint32_t i;
 
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
-	fill_src(self->b.buf, &all, 1, 1300);
-	memset(self->a.buf, 0, n * len);
+	fill_src(self->b.dev.buf, &all, 1, 1300);
+	memset(self->a.dev.buf, 0, n * len);
 	memset(wr, 0, sizeof(wr));
 	for (i = 0; i < n; i++) {
-		sge[i] = (struct ibv_sge){ (uintptr_t)self->a.buf + i * len,
-					   len, self->a.mr->lkey };
+		sge[i] = (struct ibv_sge){ (uintptr_t)self->a.dev.buf + i * len,
+					   len, self->a.dev.mr->lkey };
 		wr[i].wr_id = i;
 		wr[i].sg_list = &sge[i];
 		wr[i].num_sge = 1;
 		wr[i].opcode = IBV_WR_RDMA_READ;
 		wr[i].send_flags = IBV_SEND_SIGNALED;
-		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.buf + i * len;
-		wr[i].wr.rdma.rkey = self->b.mr->rkey;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.dev.buf + i * len;
+		wr[i].wr.rdma.rkey = self->b.dev.mr->rkey;
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
 	ASSERT_EQ(0, ibv_modify_qp(self->a.qp, &attr, IBV_QP_STATE));
 	expect_reads_in_order(_metadata, &self->a, &self->b, n, len);
-	expect_buffer_kept(_metadata, self->a.buf, n * len);
+	expect_buffer_kept(_metadata, self->a.dev.buf, n * len);
 }
 
 /*
@@ -1817,19 +1738,19 @@ TEST_F_TIMEOUT(rc, reads_then_bad_lkey_write, TEST_TIMEOUT_S)
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
 	p = stale_lkey_buffer(&self->a, wlen, &lkey);
 	ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
-	fill_src(self->b.buf, &all, 1, 1500);
-	memset(self->a.buf, 0, n * len);
-	memset(self->b.buf + n * len, 0x3c, wlen);
+	fill_src(self->b.dev.buf, &all, 1, 1500);
+	memset(self->a.dev.buf, 0, n * len);
+	memset(self->b.dev.buf + n * len, 0x3c, wlen);
 	for (i = 0; i < n; i++) {
-		sge = (struct ibv_sge){ (uintptr_t)self->a.buf + i * len, len,
-					self->a.mr->lkey };
+		sge = (struct ibv_sge){ (uintptr_t)self->a.dev.buf + i * len, len,
+					self->a.dev.mr->lkey };
 		wr = (struct ibv_send_wr){
 			.wr_id = i, .sg_list = &sge, .num_sge = 1,
 			.opcode = IBV_WR_RDMA_READ,
 			.send_flags = IBV_SEND_SIGNALED,
 		};
-		wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + i * len;
-		wr.wr.rdma.rkey = self->b.mr->rkey;
+		wr.wr.rdma.remote_addr = (uintptr_t)self->b.dev.buf + i * len;
+		wr.wr.rdma.rkey = self->b.dev.mr->rkey;
 		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
 	}
 	sge = (struct ibv_sge){ (uintptr_t)p, wlen, lkey };
@@ -1837,18 +1758,18 @@ TEST_F_TIMEOUT(rc, reads_then_bad_lkey_write, TEST_TIMEOUT_S)
 		.wr_id = n, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
 	};
-	wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + n * len;
-	wr.wr.rdma.rkey = self->b.mr->rkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)self->b.dev.buf + n * len;
+	wr.wr.rdma.rkey = self->b.dev.mr->rkey;
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
 
 	expect_reads_in_order(_metadata, &self->a, &self->b, n, len);
-	expect_wc(_metadata, self->a.scq, self->a.qp, n, IBV_WC_LOC_PROT_ERR,
+	ASSERT_WC(self->a.scq, self->a.qp, n, IBV_WC_LOC_PROT_ERR,
 		  0, NULL);
 	expect_qp_err(_metadata, self->a.qp);
-	for (i = 0; i < wlen && self->b.buf[n * len + i] == 0x3c; i++)
+	for (i = 0; i < wlen && self->b.dev.buf[n * len + i] == 0x3c; i++)
 		;
 	EXPECT_EQ(wlen, i) TH_LOG("WRITE target byte %u written", i);
-	expect_buffer_kept(_metadata, self->a.buf, n * len);
+	expect_buffer_kept(_metadata, self->a.dev.buf, n * len);
 	munmap(p, wlen);
 }
 
@@ -1874,13 +1795,13 @@ TEST_F_TIMEOUT(rc, read_bad_lkey, TEST_TIMEOUT_S)
 	p = stale_lkey_buffer(&self->a, len, &lkey);
 	ASSERT_NE(NULL, p) TH_LOG("buffer: %s", strerror(errno));
 	memset(p, 0x5a, len);
-	fill_src(self->b.buf, &src, 1, 1400);
+	fill_src(self->b.dev.buf, &src, 1, 1400);
 	sge = (struct ibv_sge){ (uintptr_t)p, len, lkey };
 	wr.sg_list = &sge;
-	wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
-	wr.wr.rdma.rkey = self->b.mr->rkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)self->b.dev.buf;
+	wr.wr.rdma.rkey = self->b.dev.mr->rkey;
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
-	expect_wc(_metadata, self->a.scq, self->a.qp, 7, IBV_WC_LOC_PROT_ERR, 0,
+	ASSERT_WC(self->a.scq, self->a.qp, 7, IBV_WC_LOC_PROT_ERR, 0,
 		  NULL);
 	expect_qp_err(_metadata, self->a.qp);
 	for (i = 0; i < len && p[i] == 0x5a; i++)
@@ -1921,15 +1842,15 @@ static void srq_sends(struct __test_metadata *_metadata, struct side *a,
 		struct seg l = { GUARD, 64 }, r = { 4096 * (k + 1), 64 };
 		uint32_t seed = 0x700 + k;
 
-		fill_src(a->buf, &l, 1, seed);
-		poison_dst(b->buf, &r, 1, seed);
+		fill_src(a->dev.buf, &l, 1, seed);
+		poison_dst(b->dev.buf, &r, 1, seed);
 		post_send_one(_metadata, a, l.off, l.len, 0x5000 + k);
-		expect_wc(_metadata, a->scq, a->qp, 0x5000 + k, IBV_WC_SUCCESS,
+		ASSERT_WC(a->scq, a->qp, 0x5000 + k, IBV_WC_SUCCESS,
 			  IBV_WC_SEND, NULL);
-		expect_wc(_metadata, b->rcq, b->qp, k, IBV_WC_SUCCESS,
+		ASSERT_WC(b->rcq, b->qp, k, IBV_WC_SUCCESS,
 			  IBV_WC_RECV, &wc);
 		EXPECT_EQ(64, wc.byte_len);
-		EXPECT_EQ(0, check_dst(_metadata, b->buf, &r, 1, 64, seed));
+		EXPECT_EQ(0, check_dst(_metadata, b->dev.buf, &r, 1, 64, seed));
 	}
 }
 
@@ -1951,17 +1872,17 @@ TEST_F_TIMEOUT(rc, srq_limit, TEST_TIMEOUT_S)
 	struct ibv_srq *srq;
 	int i;
 
-	srq = ibv_create_srq(b->pd, &sinit);
+	srq = ibv_create_srq(b->dev.pd, &sinit);
 	ASSERT_NE(NULL, srq) TH_LOG("create_srq: %s", strerror(errno));
 	ibv_destroy_qp(b->qp);
 	init.srq = srq;
-	b->qp = ibv_create_qp(b->pd, &init);
+	b->qp = ibv_create_qp(b->dev.pd, &init);
 	ASSERT_NE(NULL, b->qp) TH_LOG("create_qp: %s", strerror(errno));
 	pair_connect(_metadata, a, b, &conn_default);
 	for (i = 0; i < 8; i++) {
 		struct ibv_sge sge = {
-			.addr = (uintptr_t)b->buf + 4096 * (i + 1), .length = 64,
-			.lkey = b->mr->lkey,
+			.addr = (uintptr_t)b->dev.buf + 4096 * (i + 1), .length = 64,
+			.lkey = b->dev.mr->lkey,
 		};
 		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
 		struct ibv_recv_wr *bad;
@@ -1972,11 +1893,11 @@ TEST_F_TIMEOUT(rc, srq_limit, TEST_TIMEOUT_S)
 
 	srq_sends(_metadata, a, b, 4, 0);
 	/* 4 left: not below the limit. */
-	ASSERT_EQ(0, next_async_event(b->ctx, 500, &ev))
+	ASSERT_EQ(0, next_async_event(b->dev.ctx, 500, &ev))
 		TH_LOG("event %s with 4 receives left",
 		       ibv_event_type_str(ev.event_type));
 	srq_sends(_metadata, a, b, 1, 4);
-	ASSERT_EQ(1, next_async_event(b->ctx, POLL_TIMEOUT_S * 1000, &ev))
+	ASSERT_EQ(1, next_async_event(b->dev.ctx, POLL_TIMEOUT_S * 1000, &ev))
 		TH_LOG("no SRQ limit event with 3 receives left");
 	EXPECT_EQ(IBV_EVENT_SRQ_LIMIT_REACHED, ev.event_type);
 	EXPECT_EQ(srq, ev.element.srq);
@@ -1985,7 +1906,7 @@ TEST_F_TIMEOUT(rc, srq_limit, TEST_TIMEOUT_S)
 	EXPECT_EQ(0, sattr.srq_limit);
 	/* Disarmed: no second event. */
 	srq_sends(_metadata, a, b, 1, 5);
-	EXPECT_EQ(0, next_async_event(b->ctx, 500, &ev));
+	EXPECT_EQ(0, next_async_event(b->dev.ctx, 500, &ev));
 
 	ibv_destroy_qp(b->qp);
 	b->qp = NULL;
@@ -1999,15 +1920,15 @@ TEST_F_TIMEOUT(rc, recv_too_short, TEST_TIMEOUT_S)
 	struct ibv_sge rsge;
 
 	pair_connect(_metadata, &self->a, &self->b, &conn_default);
-	poison_dst(self->b.buf, &r, 1, 1000);
+	poison_dst(self->b.dev.buf, &r, 1, 1000);
 	to_sge(&self->b, &r, 1, &rsge);
 	rwr.wr_id = 2;
 	rwr.sg_list = &rsge;
 	rwr.num_sge = 1;
 	ASSERT_EQ(0, ibv_post_recv(self->b.qp, &rwr, &rbad));
 	post_send_one(_metadata, &self->a, 0, 100, 1);
-	expect_wc(_metadata, self->b.rcq, self->b.qp, 2, IBV_WC_LOC_LEN_ERR, 0, NULL);
-	expect_wc(_metadata, self->a.scq, self->a.qp, 1, IBV_WC_REM_INV_REQ_ERR,
+	ASSERT_WC(self->b.rcq, self->b.qp, 2, IBV_WC_LOC_LEN_ERR, 0, NULL);
+	ASSERT_WC(self->a.scq, self->a.qp, 1, IBV_WC_REM_INV_REQ_ERR,
 		  0, NULL);
 	expect_qp_err(_metadata, self->a.qp);
 	expect_qp_err(_metadata, self->b.qp);

@@ -72,15 +72,12 @@ enum kind { K_RC, K_UC, K_UD, K_NR };
 static const char *const kind_name[K_NR] = { "RC", "UC", "UD" };
 
 struct fz {
-	struct ibv_context *ctx;
+	struct vroce_dev dev;	/* its PD, buffer and MR unused */
 	struct ibv_pd *pd, *pd2;
 	struct ibv_mr *rw, *ro, *other;
 	uint32_t stale_lkey, stale_rkey;
 	struct ibv_ah *ah;
 	uint8_t *buf, *shadow;
-	int gid_idx;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
 	uint32_t seed;
 };
 
@@ -411,6 +408,9 @@ static struct ibv_qp *qp_create(struct fz *f, enum kind k, struct ibv_cq *cq,
 #define UD_QKEY 0x11111111
 
 /* RTR -> RTS for UD and UC, send PSN 0. */
+/* RTR -> RTS of an RC QP: PSN 0 and the usual timers (vroce_test.h). */
+static const struct vroce_rc_path rc_timers = { VROCE_RC_DEFAULTS };
+
 static int rts_plain(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
@@ -461,8 +461,9 @@ static int uc_up(struct ibv_qp *qp, const struct vroce_rc_path *path, bool rts)
 static struct vroce_rc_path path_to(const struct fz *f, struct ibv_qp *peer)
 {
 	struct vroce_rc_path p = {
-		.dest_qpn = peer->qp_num, .dgid = f->gid,
-		.sgid_idx = f->gid_idx, .mtu = f->mtu,
+		VROCE_RC_DEFAULTS,
+		.dest_qpn = peer->qp_num, .dgid = f->dev.gid,
+		.sgid_idx = f->dev.gid_idx, .mtu = f->dev.mtu,
 	};
 
 	return p;
@@ -475,8 +476,8 @@ static int pair_up(const struct fz *f, enum kind k, struct pair *p)
 
 	switch (k) {
 	case K_RC:
-		return vroce_rc_init(p->b) || vroce_rc_rtr(p->b, &pb) ||
-		       vroce_rc_rts(p->b) || vroce_rc_init(p->a) ||
+		return vroce_rc_init(p->b, &pb) || vroce_rc_rtr(p->b, &pb) ||
+		       vroce_rc_rts(p->b, &pb) || vroce_rc_init(p->a, &pa) ||
 		       vroce_rc_rtr(p->a, &pa);
 	case K_UC:
 		return uc_up(p->b, &pb, true) || uc_up(p->a, &pa, false);
@@ -490,8 +491,8 @@ static int pair_open(struct fz *f, enum kind k, struct pair *p)
 	struct pair unused;
 
 	memset(p, 0, sizeof(*p));
-	p->acq = ibv_create_cq(f->ctx, 4 * DEPTH, NULL, NULL, 0);
-	p->bcq = ibv_create_cq(f->ctx, 4 * DEPTH, NULL, NULL, 0);
+	p->acq = ibv_create_cq(f->dev.ctx, 4 * DEPTH, NULL, NULL, 0);
+	p->bcq = ibv_create_cq(f->dev.ctx, 4 * DEPTH, NULL, NULL, 0);
 	if (!p->acq || !p->bcq)
 		return -1;
 	p->a = qp_create(f, k, p->acq, p);
@@ -752,7 +753,7 @@ static int one_case(struct fz *f, uint32_t it, struct tally *t)
 	if (rnd() % 8 == 0)
 		move_index(q, &v);
 
-	ret = k == K_RC ? vroce_rc_rts(p.a) : rts_plain(p.a);
+	ret = k == K_RC ? vroce_rc_rts(p.a, &rc_timers) : rts_plain(p.a);
 	if (ret) {
 		note(&v, "; RTR->RTS failed: %s", strerror(ret));
 		failed = 1;
@@ -809,20 +810,14 @@ out:
 static int fz_open(struct fz *f)
 {
 	const char *name = getenv("VROCE_DEV");
-	struct ibv_port_attr pattr;
 	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
 	struct ibv_mr *stale;
 	uint32_t i;
 
-	f->ctx = name ? vroce_open_by_name(name) : NULL;
-	if (!f->ctx || ibv_query_port(f->ctx, 1, &pattr))
+	if (vroce_dev_open(&f->dev, name, "VROCE_GID"))
 		return -1;
-	f->mtu = pattr.active_mtu;
-	f->gid_idx = vroce_env_gid(f->ctx, "VROCE_GID");
-	if (f->gid_idx < 0 || ibv_query_gid(f->ctx, 1, f->gid_idx, &f->gid))
-		return -1;
-	f->pd = ibv_alloc_pd(f->ctx);
-	f->pd2 = ibv_alloc_pd(f->ctx);
+	f->pd = ibv_alloc_pd(f->dev.ctx);
+	f->pd2 = ibv_alloc_pd(f->dev.ctx);
 	f->buf = aligned_alloc(4096, BUF_SIZE);
 	f->shadow = malloc(BUF_SIZE);
 	if (!f->pd || !f->pd2 || !f->buf || !f->shadow)
@@ -844,8 +839,8 @@ static int fz_open(struct fz *f)
 	f->stale_rkey = stale->rkey;
 	if (ibv_dereg_mr(stale))
 		return -1;
-	ah.grh.dgid = f->gid;
-	ah.grh.sgid_index = f->gid_idx;
+	ah.grh.dgid = f->dev.gid;
+	ah.grh.sgid_index = f->dev.gid_idx;
 	ah.grh.hop_limit = 64;
 	f->ah = ibv_create_ah(f->pd, &ah);
 	return f->ah ? 0 : -1;
@@ -869,7 +864,7 @@ static bool clean_write(struct fz *f)
 
 	for (i = 0; i < 65536; i++)
 		f->buf[RW_OFF + i] = (uint8_t)(i * 13 + 1);
-	ok = !pair_open(f, K_RC, &p) && !vroce_rc_rts(p.a) &&
+	ok = !pair_open(f, K_RC, &p) && !vroce_rc_rts(p.a, &rc_timers) &&
 	     !ibv_post_send(p.a, &wr, &bad) &&
 	     wait_for(p.acq, 7, &wc, HANG_S) && wc.status == IBV_WC_SUCCESS &&
 	     !memcmp(f->buf + RW_OFF, f->buf + RW_OFF + MR_LEN / 2, 65536);

@@ -12,23 +12,10 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require ip rdma
-
-cleanup() {
-	ip link del fa 2>/dev/null
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
 iters=400
 vroce_lean_kernel && iters=100
 args=(--iterations "${RING_FUZZ_ITERATIONS:-$iters}")
 [ -n "${RING_FUZZ_SEED:-}" ] && args+=(--seed "$RING_FUZZ_SEED")
 
-if ! vroce_veth_dev_ipv4 fz0 fa fb 192.0.2.1 >"$VROCE_LOG" 2>&1; then
-	ktap_print_header
-	sed 's/^/# /' "$VROCE_LOG"
-	ktap_exit_fail_msg "cannot set up a vroce device"
-fi
+vroce_test_dev fz0 fa fb 192.0.2.1
 VROCE_DEV=fz0 timeout 1800 "$VROCE_BIN/ring_fuzz" "${args[@]}"

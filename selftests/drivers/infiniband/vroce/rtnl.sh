@@ -8,18 +8,5 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require ip rdma
-
-cleanup() {
-	ip link del ra 2>/dev/null
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
-if ! vroce_veth_dev rt0 ra rb >"$VROCE_LOG" 2>&1; then
-	ktap_print_header
-	sed 's/^/# /' "$VROCE_LOG"
-	ktap_exit_fail_msg "cannot set up a vroce device"
-fi
+vroce_test_dev rt0 ra rb
 VROCE_DEV=rt0 timeout 120 "$VROCE_BIN/rtnl_test"

@@ -125,29 +125,25 @@ static int setup(void)
 	struct ibv_sge sge;
 	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
-	struct ibv_port_attr pattr;
 	const char *peer_ip = getenv("VROCE_PEER_IP");
-	int gid_idx;
+	struct vroce_dev dev = {};
 
-	ctx = vroce_open_by_name(getenv("VROCE_DEV"));
-	if (!ctx || !peer_ip)
-		return fail("VROCE_DEV / VROCE_PEER_IP");
-	if (ibv_query_port(ctx, 1, &pattr))
-		return fail("query_port");
-	mtu = pattr.active_mtu;
-	gid_idx = vroce_env_gid(ctx, "VROCE_GID");
+	if (!peer_ip || vroce_dev_open(&dev, getenv("VROCE_DEV"), "VROCE_GID"))
+		return fail("VROCE_DEV, VROCE_PEER_IP or its GID");
+	ctx = dev.ctx;
+	mtu = dev.mtu;
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	buf = aligned_alloc(4096, BUF_SIZE);
-	if (gid_idx < 0 || !pd || !cq || !buf)
-		return fail("gid, pd, cq or buffer");
+	if (!pd || !cq || !buf)
+		return fail("pd, cq or buffer");
 	init.send_cq = cq;
 	init.recv_cq = cq;
 	qp = ibv_create_qp(pd, &init);
 	if (!qp)
 		return fail("create_qp");
 	/* After the QP, as rdma_cm applications do. */
-	if (reg() || connect_qp(gid_idx, peer_ip))
+	if (reg() || connect_qp(dev.gid_idx, peer_ip))
 		return -1;
 	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = BUF_SIZE,
 				.lkey = mr->lkey };
@@ -156,7 +152,7 @@ static int setup(void)
 	printf("qpn=%u rq_psn=%u sq_psn=%u rkey=%u va=%llu len=%u mtu=%d\n",
 	       qp->qp_num, RQ_PSN, SQ_PSN, mr->rkey,
 	       (unsigned long long)(uintptr_t)buf, BUF_SIZE,
-	       128 << pattr.active_mtu);
+	       128 << mtu);
 	fflush(stdout);
 	return 0;
 }

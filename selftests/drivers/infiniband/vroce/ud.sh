@@ -23,6 +23,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# shellcheck disable=SC2034 # run_pair's (lib.sh), like SRV_PID
 TMO=${UD_TIMEOUT:-180}
 ITERS=5
 TOOLS=(ip rdma ss timeout ibv_ud_pingpong ibv_uc_pingpong ib_send_bw
@@ -38,6 +39,7 @@ GID_B=
 SERVER_IP=192.0.2.2
 CM_IP=
 PORT=19500
+# shellcheck disable=SC2034 # run_pair's
 SRV_PID=
 
 SLOW='' LEAN=''
@@ -47,7 +49,7 @@ fi
 case "$(uname -r)" in 6.1.*) LEAN=1 ;; esac
 
 cleanup() {
-	server_stop
+	bg_stop SRV_PID
 	rmdir /sys/kernel/config/rdma_cm/uda /sys/kernel/config/rdma_cm/udb \
 		2>/dev/null
 	vroce_unload
@@ -55,31 +57,6 @@ cleanup() {
 	vroce_cleanup
 }
 trap cleanup EXIT
-
-# gid_index DEV v2-4|v2-6|v1: the first GID of that kind (IPv6: not
-# link-local; v1: the IPv4-mapped one).
-gid_index() {
-	local dir="/sys/class/infiniband/$1/ports/1" i gid type want=RoCE\ v2
-
-	[ "$2" = v1 ] && want="IB/RoCE v1"
-	for i in $(cd "$dir/gid_attrs/types" && printf '%s\n' * | sort -n); do
-		type=$(cat "$dir/gid_attrs/types/$i" 2>/dev/null)
-		[ "$type" = "$want" ] || continue
-		gid=$(cat "$dir/gids/$i")
-		case "$gid" in
-		0000:0000:0000:0000:0000:0000:0000:0000 | fe80:*) continue ;;
-		0000:0000:0000:0000:0000:ffff:*) [ "$2" != v2-6 ] || continue ;;
-		*) [ "$2" = v2-6 ] || continue ;;
-		esac
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
-gids_ready() {
-	gid_index "$1" v2-4 && gid_index "$1" v2-6 && gid_index "$1" v1
-}
 
 setup() {
 	NS_A=$(ns_add uda) && NS_B=$(ns_add udb) || return 1
@@ -92,7 +69,8 @@ setup() {
 		ip -n "$NS_A" link set va up && ip -n "$NS_B" link set vb up &&
 		ip netns exec "$NS_A" rdma link add uda type vroce netdev va &&
 		ip netns exec "$NS_B" rdma link add udb type vroce netdev vb &&
-		wait_for 10 gids_ready uda && wait_for 10 gids_ready udb ||
+		wait_for 10 vroce_gids_ready uda v4 v6 v1 &&
+		wait_for 10 vroce_gids_ready udb v4 v6 v1 ||
 		return 1
 	EXEC_A=(ip netns exec "$NS_A") EXEC_B=(ip netns exec "$NS_B")
 }
@@ -101,58 +79,12 @@ setup() {
 # (the programs' own TCP connection always uses IPv4: their servers listen
 # on the first address getaddrinfo() gives).
 use_gids() {
-	GID_A=$(gid_index uda "$1") && GID_B=$(gid_index udb "$1") || return 1
+	local kind=${1/v2-/v}
+
+	GID_A=$(vroce_gid uda "$kind") &&
+		GID_B=$(vroce_gid udb "$kind") || return 1
 	CM_IP=192.0.2.2
 	[ "$1" != v2-6 ] || CM_IP=2001:db8::2
-}
-
-server_stop() {
-	[ -n "$SRV_PID" ] || return 0
-	kill "$SRV_PID" 2>/dev/null
-	wait "$SRV_PID" 2>/dev/null
-	SRV_PID=
-}
-
-tcp_listening() {
-	"${EXEC_B[@]}" ss -Hltn "sport = :$1" | grep -q .
-}
-
-cm_listening() {
-	"${EXEC_B[@]}" rdma res show cm_id | grep -q "LISTEN.*:$1 "
-}
-
-# run_pair LISTENING SRV_CMD -- CLI_CMD: the server in udb's namespace,
-# once LISTENING PORT says it listens the client in uda's; both exit 0.
-run_pair() {
-	local ready=$1 port=$2 srv=() crc src
-
-	shift 2
-	while [ "$1" != -- ]; do
-		srv+=("$1")
-		shift
-	done
-	shift
-	"${EXEC_B[@]}" timeout "$TMO" "${srv[@]}" >"$VROCE_LOG.srv" 2>&1 &
-	SRV_PID=$!
-	if ! wait_for 20 "$ready" "$port"; then
-		server_stop
-		echo "server did not listen on port $port:"
-		cat "$VROCE_LOG.srv"
-		return 1
-	fi
-	"${EXEC_A[@]}" timeout "$TMO" "$@" >"$VROCE_LOG.cli" 2>&1
-	crc=$?
-	wait "$SRV_PID"
-	src=$?
-	SRV_PID=
-	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
-		echo "client exit $crc, server exit $src"
-		echo "--- client: $*"
-		cat "$VROCE_LOG.cli"
-		echo "--- server: ${srv[*]}"
-		cat "$VROCE_LOG.srv"
-		return 1
-	fi
 }
 
 # pingpong TOOL ARGS...: an ibv_*_pingpong pair over the current GIDs.

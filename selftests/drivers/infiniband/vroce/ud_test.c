@@ -49,19 +49,12 @@
 
 struct side {
 	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
+	struct vroce_dev dev;
 	struct ibv_cq *scq;
 	struct ibv_cq *rcq;
 	struct ibv_qp *qp;
-	struct ibv_mr *mr;
 	struct ibv_ah *ah;	/* to the peer */
-	uint8_t *buf;
-	int gid_idx;
-	union ibv_gid gid;
-	enum ibv_gid_type gid_type;
-	uint32_t mtu;
-	enum ibv_mtu mtu_enum;
+	uint32_t mtu;		/* in bytes */
 };
 
 static uint8_t pattern(uint32_t seed, uint32_t i)
@@ -84,23 +77,6 @@ static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
 	return vroce_mismatch(p, len, seed, pattern);
 }
 
-static void expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
-		      uint64_t wr_id, enum ibv_wc_status status,
-		      enum ibv_wc_opcode opcode, struct ibv_wc *out)
-{
-	struct ibv_wc wc = {};
-
-	ASSERT_EQ(1, vroce_poll_one(cq, &wc, POLL_TIMEOUT_S))
-		TH_LOG("no completion for wr_id %llu", (unsigned long long)wr_id);
-	EXPECT_EQ(status, wc.status)
-		TH_LOG("wr_id %llu: %s, want %s", (unsigned long long)wc.wr_id,
-		       ibv_wc_status_str(wc.status), ibv_wc_status_str(status));
-	EXPECT_EQ(wr_id, wc.wr_id);
-	if (status == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS)
-		EXPECT_EQ(opcode, wc.opcode);
-	if (out)
-		*out = wc;
-}
 
 /* Wait (bounded: a hang guard) until counter @name of @dev passes @old. */
 static void wait_counter(const char *dev, const char *name, long long old)
@@ -120,31 +96,16 @@ static void side_open(struct __test_metadata *_metadata, struct side *s,
 		      enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr init = {};
-	struct ibv_port_attr pattr;
-	struct ibv_gid_entry ge;
 
 	s->name = dev;
-	s->ctx = vroce_open_by_name(dev);
-	ASSERT_NE(NULL, s->ctx) TH_LOG("cannot open %s", dev);
-	ASSERT_EQ(0, ibv_query_port(s->ctx, 1, &pattr));
-	ASSERT_EQ(IBV_PORT_ACTIVE, pattr.state);
-	s->mtu_enum = pattr.active_mtu;
-	s->mtu = 128u << pattr.active_mtu;
-	s->gid_idx = vroce_env_gid(s->ctx, gid_var);
-	ASSERT_LE(0, s->gid_idx) TH_LOG("%s: no GID", dev);
-	ASSERT_EQ(0, ibv_query_gid_ex(s->ctx, 1, s->gid_idx, &ge, 0));
-	s->gid = ge.gid;
-	s->gid_type = ge.gid_type;
-	s->pd = ibv_alloc_pd(s->ctx);
-	ASSERT_NE(NULL, s->pd);
-	s->buf = aligned_alloc(4096, BUF_SIZE);
-	ASSERT_NE(NULL, s->buf);
-	memset(s->buf, 0x5a, BUF_SIZE);
-	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE);
-	ASSERT_NE(NULL, s->mr);
-	s->scq = ibv_create_cq(s->ctx, DEPTH * 2, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(s->ctx, DEPTH * 2, NULL, NULL, 0);
+	ASSERT_EQ(0, vroce_dev_open(&s->dev, dev, gid_var));
+	ASSERT_EQ(IBV_PORT_ACTIVE, s->dev.state);
+	s->mtu = 128u << s->dev.mtu;
+	ASSERT_EQ(0, vroce_dev_buf(&s->dev, dev, BUF_SIZE,
+				   IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE));
+	s->scq = ibv_create_cq(s->dev.ctx, DEPTH * 2, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->dev.ctx, DEPTH * 2, NULL, NULL, 0);
 	ASSERT_NE(NULL, s->scq);
 	ASSERT_NE(NULL, s->rcq);
 	init.send_cq = s->scq;
@@ -155,7 +116,7 @@ static void side_open(struct __test_metadata *_metadata, struct side *s,
 	init.cap.max_send_sge = 2;
 	init.cap.max_recv_sge = 2;
 	init.cap.max_inline_data = 64;
-	s->qp = ibv_create_qp(s->pd, &init);
+	s->qp = ibv_create_qp(s->dev.pd, &init);
 	ASSERT_NE(NULL, s->qp) TH_LOG("create_qp: %s", strerror(errno));
 }
 
@@ -169,13 +130,7 @@ static void side_close(struct side *s)
 		ibv_destroy_cq(s->rcq);
 	if (s->scq)
 		ibv_destroy_cq(s->scq);
-	if (s->mr)
-		ibv_dereg_mr(s->mr);
-	if (s->pd)
-		ibv_dealloc_pd(s->pd);
-	if (s->ctx)
-		ibv_close_device(s->ctx);
-	free(s->buf);
+	vroce_dev_close(&s->dev);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -185,13 +140,13 @@ static struct ibv_ah *make_ah(struct side *s, struct side *peer)
 		.is_global = 1,
 		.port_num = 1,
 		.grh = {
-			.dgid = peer->gid,
-			.sgid_index = s->gid_idx,
+			.dgid = peer->dev.gid,
+			.sgid_index = s->dev.gid_idx,
 			.hop_limit = 64,
 		},
 	};
 
-	return ibv_create_ah(s->pd, &attr);
+	return ibv_create_ah(s->dev.pd, &attr);
 }
 
 /* RESET -> INIT -> RTR -> RTS of a UD QP with Q_Key @qkey. */
@@ -232,13 +187,13 @@ static int uc_connect(struct side *s, struct side *peer, uint32_t sq_psn,
 		return -1;
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = s->mtu_enum < peer->mtu_enum ? s->mtu_enum :
-						       peer->mtu_enum;
+	attr.path_mtu = s->dev.mtu < peer->dev.mtu ? s->dev.mtu :
+						       peer->dev.mtu;
 	attr.dest_qp_num = peer->qp->qp_num;
 	attr.rq_psn = rq_psn;
 	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = peer->gid;
-	attr.ah_attr.grh.sgid_index = s->gid_idx;
+	attr.ah_attr.grh.dgid = peer->dev.gid;
+	attr.ah_attr.grh.sgid_index = s->dev.gid_idx;
 	attr.ah_attr.grh.hop_limit = 64;
 	attr.ah_attr.port_num = 1;
 	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
@@ -270,8 +225,8 @@ static void post_recv(struct __test_metadata *_metadata, struct side *s,
 		      uint64_t wr_id, uint32_t off, uint32_t len)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)s->buf + off, .length = len,
-		.lkey = s->mr->lkey,
+		.addr = (uintptr_t)s->dev.buf + off, .length = len,
+		.lkey = s->dev.mr->lkey,
 	};
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
@@ -284,7 +239,7 @@ static int ud_send(struct side *s, struct side *peer, uint64_t wr_id,
 		   uint32_t imm)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey,
+		.addr = (uintptr_t)s->dev.buf, .length = len, .lkey = s->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = len ? 1 : 0,
@@ -304,21 +259,21 @@ static void check_grh(struct __test_metadata *_metadata, const uint8_t *g,
 {
 	static const uint8_t zero[20];
 
-	if (src->gid_type == IBV_GID_TYPE_ROCE_V2 &&
-	    IN6_IS_ADDR_V4MAPPED((struct in6_addr *)src->gid.raw)) {
+	if (src->dev.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+	    IN6_IS_ADDR_V4MAPPED((struct in6_addr *)src->dev.gid.raw)) {
 		EXPECT_EQ(0, memcmp(g, zero, 20));
 		EXPECT_EQ(0x45, g[20]);		/* IPv4, 5 words */
 		EXPECT_EQ(17, g[29]);		/* UDP */
-		EXPECT_EQ(0, memcmp(g + 32, src->gid.raw + 12, 4));
-		EXPECT_EQ(0, memcmp(g + 36, dst->gid.raw + 12, 4));
+		EXPECT_EQ(0, memcmp(g + 32, src->dev.gid.raw + 12, 4));
+		EXPECT_EQ(0, memcmp(g + 36, dst->dev.gid.raw + 12, 4));
 		return;
 	}
 	EXPECT_EQ(6, g[0] >> 4);
 	/* Next header: UDP (RoCE v2 over IPv6) or the BTH (RoCE v1). */
-	EXPECT_EQ(src->gid_type == IBV_GID_TYPE_ROCE_V2 ? 17 : 0x1b, g[6]);
+	EXPECT_EQ(src->dev.gid_type == IBV_GID_TYPE_ROCE_V2 ? 17 : 0x1b, g[6]);
 	EXPECT_EQ(64, g[7]);
-	EXPECT_EQ(0, memcmp(g + 8, src->gid.raw, 16));
-	EXPECT_EQ(0, memcmp(g + 24, dst->gid.raw, 16));
+	EXPECT_EQ(0, memcmp(g + 8, src->dev.gid.raw, 16));
+	EXPECT_EQ(0, memcmp(g + 24, dst->dev.gid.raw, 16));
 }
 
 FIXTURE(ud) {
@@ -346,17 +301,17 @@ FIXTURE_TEARDOWN(ud)
 static void ud_xfer(struct __test_metadata *_metadata, struct side *a,
 		    struct side *b, uint32_t len, uint32_t seed, int imm)
 {
-	uint8_t *r = b->buf + RECV_OFF;
+	uint8_t *r = b->dev.buf + RECV_OFF;
 	uint32_t rlen = GRH_BYTES + a->mtu;
 	struct ibv_wc wc;
 
-	fill(a->buf, len, seed);
+	fill(a->dev.buf, len, seed);
 	memset(r, 0xa5, rlen + GUARD);
 	post_recv(_metadata, b, seed, RECV_OFF, rlen);
 	ASSERT_EQ(0, ud_send(a, b, seed, len, QKEY,
 			     imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, seed));
-	expect_wc(_metadata, a->scq, seed, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
-	expect_wc(_metadata, b->rcq, seed, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	ASSERT_WC(a->scq, NULL, seed, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(b->rcq, NULL, seed, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 	EXPECT_EQ(GRH_BYTES + len, wc.byte_len);
 	EXPECT_EQ(a->qp->qp_num, wc.src_qp);
 	EXPECT_EQ(b->qp->qp_num, wc.qp_num);
@@ -399,19 +354,19 @@ TEST_F_TIMEOUT(ud, burst, TEST_TIMEOUT_S)
 	uint32_t rlen = GRH_BYTES + a->mtu, i, n = DEPTH / 2;
 	struct ibv_wc wc;
 
-	fill(a->buf, a->mtu, 77);
+	fill(a->dev.buf, a->mtu, 77);
 	for (i = 0; i < n; i++)
 		post_recv(_metadata, b, i, RECV_OFF + i * rlen, rlen);
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(0, ud_send(a, b, i, a->mtu - i, QKEY, IBV_WR_SEND, 0));
 	for (i = 0; i < n; i++)
-		expect_wc(_metadata, a->scq, i, IBV_WC_SUCCESS, IBV_WC_SEND,
+		ASSERT_WC(a->scq, NULL, i, IBV_WC_SUCCESS, IBV_WC_SEND,
 			  NULL);
 	for (i = 0; i < n; i++) {
-		expect_wc(_metadata, b->rcq, i, IBV_WC_SUCCESS, IBV_WC_RECV,
+		ASSERT_WC(b->rcq, NULL, i, IBV_WC_SUCCESS, IBV_WC_RECV,
 			  &wc);
 		EXPECT_EQ(GRH_BYTES + a->mtu - i, wc.byte_len);
-		EXPECT_EQ(-1, mismatch(b->buf + RECV_OFF + i * rlen + GRH_BYTES,
+		EXPECT_EQ(-1, mismatch(b->dev.buf + RECV_OFF + i * rlen + GRH_BYTES,
 				       a->mtu - i, 77));
 	}
 }
@@ -423,7 +378,7 @@ TEST_F_TIMEOUT(ud, too_big, TEST_TIMEOUT_S)
 
 	post_recv(_metadata, b, 1, RECV_OFF, GRH_BYTES + 2 * a->mtu);
 	ASSERT_EQ(0, ud_send(a, b, 1, a->mtu + 1, QKEY, IBV_WR_SEND, 0));
-	expect_wc(_metadata, a->scq, 1, IBV_WC_LOC_LEN_ERR, 0, NULL);
+	ASSERT_WC(a->scq, NULL, 1, IBV_WC_LOC_LEN_ERR, 0, NULL);
 }
 
 /* A wrong Q_Key is dropped: the next good datagram takes the WQE. */
@@ -432,13 +387,13 @@ TEST_F_TIMEOUT(ud, qkey_mismatch, TEST_TIMEOUT_S)
 	struct side *a = &self->a, *b = &self->b;
 	struct ibv_wc wc;
 
-	fill(a->buf, 100, 5);
+	fill(a->dev.buf, 100, 5);
 	post_recv(_metadata, b, 9, RECV_OFF, GRH_BYTES + a->mtu);
 	ASSERT_EQ(0, ud_send(a, b, 1, 50, QKEY_OTHER, IBV_WR_SEND, 0));
-	expect_wc(_metadata, a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(a->scq, NULL, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
 	ASSERT_EQ(0, ud_send(a, b, 2, 100, QKEY, IBV_WR_SEND, 0));
-	expect_wc(_metadata, a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
-	expect_wc(_metadata, b->rcq, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	ASSERT_WC(a->scq, NULL, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(b->rcq, NULL, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 	EXPECT_EQ(GRH_BYTES + 100, wc.byte_len);
 }
 
@@ -453,17 +408,17 @@ TEST_F_TIMEOUT(ud, privileged_qkey, TEST_TIMEOUT_S)
 	struct ibv_qp_attr attr = { .qkey = QKEY_OTHER };
 	struct ibv_wc wc;
 
-	fill(a->buf, 64, 6);
+	fill(a->dev.buf, 64, 6);
 	post_recv(_metadata, b, 9, RECV_OFF, GRH_BYTES + a->mtu);
 	ASSERT_EQ(0, ibv_modify_qp(a->qp, &attr, IBV_QP_QKEY));
 	ASSERT_EQ(0, ud_send(a, b, 1, 10, PRIV_BIT | QKEY, IBV_WR_SEND, 0));
-	expect_wc(_metadata, a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(a->scq, NULL, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
 	attr.qkey = QKEY;
 	ASSERT_EQ(0, ibv_modify_qp(a->qp, &attr, IBV_QP_QKEY));
 	ASSERT_EQ(0, ud_send(a, b, 2, 20, PRIV_BIT | QKEY_OTHER, IBV_WR_SEND,
 			     0));
-	expect_wc(_metadata, a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
-	expect_wc(_metadata, b->rcq, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	ASSERT_WC(a->scq, NULL, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(b->rcq, NULL, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 	EXPECT_EQ(GRH_BYTES + 20, wc.byte_len);
 }
 
@@ -474,17 +429,17 @@ TEST_F_TIMEOUT(ud, no_recv_dropped, TEST_TIMEOUT_S)
 	long long old = vroce_hw_counter(b->name, "out_of_buffer");
 	struct ibv_wc wc;
 
-	fill(a->buf, 64, 8);
+	fill(a->dev.buf, 64, 8);
 	ASSERT_EQ(0, ud_send(a, b, 1, 30, QKEY, IBV_WR_SEND, 0));
-	expect_wc(_metadata, a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(a->scq, NULL, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
 	/* Until the receiver dropped it, a new WQE could take it. */
 	wait_counter(b->name, "out_of_buffer", old);
 	if (old >= 0)
 		EXPECT_LT(old, vroce_hw_counter(b->name, "out_of_buffer"));
 	post_recv(_metadata, b, 9, RECV_OFF, GRH_BYTES + a->mtu);
 	ASSERT_EQ(0, ud_send(a, b, 2, 40, QKEY, IBV_WR_SEND, 0));
-	expect_wc(_metadata, a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
-	expect_wc(_metadata, b->rcq, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	ASSERT_WC(a->scq, NULL, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(b->rcq, NULL, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 	EXPECT_EQ(GRH_BYTES + 40, wc.byte_len);
 }
 
@@ -494,15 +449,15 @@ TEST_F_TIMEOUT(ud, recv_too_short, TEST_TIMEOUT_S)
 	struct side *a = &self->a, *b = &self->b;
 	struct ibv_wc wc;
 
-	fill(a->buf, 200, 9);
+	fill(a->dev.buf, 200, 9);
 	post_recv(_metadata, b, 9, RECV_OFF, GRH_BYTES + 100);
 	ASSERT_EQ(0, ud_send(a, b, 1, 101, QKEY, IBV_WR_SEND, 0));
-	expect_wc(_metadata, a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(a->scq, NULL, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
 	ASSERT_EQ(0, ud_send(a, b, 2, 100, QKEY, IBV_WR_SEND, 0));
-	expect_wc(_metadata, a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
-	expect_wc(_metadata, b->rcq, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	ASSERT_WC(a->scq, NULL, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(b->rcq, NULL, 9, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 	EXPECT_EQ(GRH_BYTES + 100, wc.byte_len);
-	EXPECT_EQ(-1, mismatch(b->buf + RECV_OFF + GRH_BYTES, 100, 9));
+	EXPECT_EQ(-1, mismatch(b->dev.buf + RECV_OFF + GRH_BYTES, 100, 9));
 }
 
 /* AH creation errors come back with the right errno; query_ah works. */
@@ -512,29 +467,29 @@ TEST_F_TIMEOUT(ud, ah_errors, TEST_TIMEOUT_S)
 	struct ibv_port_attr pattr;
 	struct ibv_ah_attr attr = {
 		.is_global = 1, .port_num = 2,
-		.grh = { .dgid = b->gid, .sgid_index = a->gid_idx,
+		.grh = { .dgid = b->dev.gid, .sgid_index = a->dev.gid_idx,
 			 .hop_limit = 64 },
 	};
 	struct ibv_ah *ah;
 
-	ah = ibv_create_ah(a->pd, &attr);
+	ah = ibv_create_ah(a->dev.pd, &attr);
 	EXPECT_EQ(NULL, ah);
 	EXPECT_EQ(EINVAL, errno);
 	attr.port_num = 1;
-	ASSERT_EQ(0, ibv_query_port(a->ctx, 1, &pattr));
+	ASSERT_EQ(0, ibv_query_port(a->dev.ctx, 1, &pattr));
 	attr.grh.sgid_index = pattr.gid_tbl_len;
-	ah = ibv_create_ah(a->pd, &attr);
+	ah = ibv_create_ah(a->dev.pd, &attr);
 	EXPECT_EQ(NULL, ah);
 	EXPECT_EQ(EINVAL, errno);
 	/* RoCE needs a GRH. */
-	attr.grh.sgid_index = a->gid_idx;
+	attr.grh.sgid_index = a->dev.gid_idx;
 	attr.is_global = 0;
-	ah = ibv_create_ah(a->pd, &attr);
+	ah = ibv_create_ah(a->dev.pd, &attr);
 	EXPECT_EQ(NULL, ah);
 	/* Many AHs, each usable, then destroyed. */
 	attr.is_global = 1;
 	for (int i = 0; i < 8; i++) {
-		ah = ibv_create_ah(a->pd, &attr);
+		ah = ibv_create_ah(a->dev.pd, &attr);
 		ASSERT_NE(NULL, ah) TH_LOG("%s", strerror(errno));
 		EXPECT_EQ(0, ibv_destroy_ah(ah));
 	}
@@ -552,7 +507,7 @@ struct mrx {
 	struct side *s;		/* its device's PD, MR and buffer */
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	uint32_t off;		/* its receive buffer in s->buf */
+	uint32_t off;		/* its receive buffer in s->dev.buf */
 	int attached;
 };
 
@@ -577,8 +532,8 @@ static int verr(int rc)
 static void mcast_gid(const struct side *s, uint8_t n, union ibv_gid *g)
 {
 	memset(g, 0, sizeof(*g));
-	if (s->gid_type == IBV_GID_TYPE_ROCE_V2 &&
-	    IN6_IS_ADDR_V4MAPPED((struct in6_addr *)s->gid.raw)) {
+	if (s->dev.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+	    IN6_IS_ADDR_V4MAPPED((struct in6_addr *)s->dev.gid.raw)) {
 		g->raw[10] = 0xff;
 		g->raw[11] = 0xff;
 		g->raw[12] = 239;
@@ -602,7 +557,7 @@ static struct ibv_qp *ud_qp(struct side *s, struct ibv_cq *cq)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 
-	return ibv_create_qp(s->pd, &init);
+	return ibv_create_qp(s->dev.pd, &init);
 }
 
 FIXTURE_SETUP(mcast)
@@ -618,16 +573,16 @@ FIXTURE_SETUP(mcast)
 	ASSERT_NE(NULL, self->a.ah) TH_LOG("create_ah: %s", strerror(errno));
 	mcast_gid(&self->a, 3, &self->mgid);
 	attr.grh.dgid = self->mgid;
-	attr.grh.sgid_index = self->a.gid_idx;
+	attr.grh.sgid_index = self->a.dev.gid_idx;
 	attr.grh.hop_limit = 64;
-	self->mah = ibv_create_ah(self->a.pd, &attr);
+	self->mah = ibv_create_ah(self->a.dev.pd, &attr);
 	ASSERT_NE(NULL, self->mah) TH_LOG("create_ah: %s", strerror(errno));
 	for (i = 0; i < MCAST_RX; i++) {
 		struct mrx *r = &self->rx[i];
 
 		r->s = i < 2 ? &self->b : &self->a;
 		r->off = RECV_OFF + i * MCAST_RX_OFF;
-		r->cq = ibv_create_cq(r->s->ctx, DEPTH, NULL, NULL, 0);
+		r->cq = ibv_create_cq(r->s->dev.ctx, DEPTH, NULL, NULL, 0);
 		ASSERT_NE(NULL, r->cq);
 		r->qp = ud_qp(r->s, r->cq);
 		ASSERT_NE(NULL, r->qp) TH_LOG("create_qp: %s", strerror(errno));
@@ -670,13 +625,13 @@ static void mrx_post(struct __test_metadata *_metadata, struct mrx *r,
 		     uint64_t wr_id)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)r->s->buf + r->off,
-		.length = GRH_BYTES + r->s->mtu, .lkey = r->s->mr->lkey,
+		.addr = (uintptr_t)r->s->dev.buf + r->off,
+		.length = GRH_BYTES + r->s->mtu, .lkey = r->s->dev.mr->lkey,
 	};
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
 
-	memset(r->s->buf + r->off, 0xa5, GRH_BYTES + r->s->mtu + GUARD);
+	memset(r->s->dev.buf + r->off, 0xa5, GRH_BYTES + r->s->mtu + GUARD);
 	ASSERT_EQ(0, ibv_post_recv(r->qp, &wr, &bad));
 }
 
@@ -686,19 +641,19 @@ static void send_to(struct __test_metadata *_metadata, struct side *a,
 		    uint32_t seed, uint32_t qkey)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)a->buf, .length = len, .lkey = a->mr->lkey,
+		.addr = (uintptr_t)a->dev.buf, .length = len, .lkey = a->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = seed, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
-	fill(a->buf, len, seed);
+	fill(a->dev.buf, len, seed);
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = qpn;
 	wr.wr.ud.remote_qkey = qkey;
 	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
-	expect_wc(_metadata, a->scq, seed, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_WC(a->scq, NULL, seed, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
 }
 
 /* @r's next completion is @wr_id: @len bytes of @seed to @dgid from a. */
@@ -706,17 +661,17 @@ static void mrx_expect(struct __test_metadata *_metadata, struct mrx *r,
 		       struct side *a, uint64_t wr_id, uint32_t len,
 		       uint32_t seed, const union ibv_gid *dgid)
 {
-	const uint8_t *g = r->s->buf + r->off;
+	const uint8_t *g = r->s->dev.buf + r->off;
 	struct ibv_wc wc;
 
-	expect_wc(_metadata, r->cq, wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	ASSERT_WC(r->cq, NULL, wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 	EXPECT_EQ(GRH_BYTES + len, wc.byte_len);
 	EXPECT_EQ(a->qp->qp_num, wc.src_qp);
 	EXPECT_EQ(r->qp->qp_num, wc.qp_num);
 	EXPECT_TRUE(wc.wc_flags & IBV_WC_GRH);
 	/* The destination address in the GRH area is the group's. */
 	if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)dgid->raw) &&
-	    a->gid_type == IBV_GID_TYPE_ROCE_V2) {
+	    a->dev.gid_type == IBV_GID_TYPE_ROCE_V2) {
 		EXPECT_EQ(0, memcmp(g + 36, dgid->raw + 12, 4));
 	} else {
 		EXPECT_EQ(0, memcmp(g + 24, dgid->raw, 16));
@@ -762,7 +717,7 @@ TEST_F_TIMEOUT(mcast, deliver, TEST_TIMEOUT_S)
 	mrx_attach(_metadata, &rx[1], &self->mgid, 0);
 	mcast_round(_metadata, self, 200, 3);
 	send_to(_metadata, a, a->ah, rx[1].qp->qp_num, 77, 4, QKEY);
-	mrx_expect(_metadata, &rx[1], a, 3, 77, 4, &self->b.gid);
+	mrx_expect(_metadata, &rx[1], a, 3, 77, 4, &self->b.dev.gid);
 
 	mrx_attach(_metadata, &rx[1], &self->mgid, 1);
 	mcast_round(_metadata, self, 300, 5);
@@ -789,7 +744,7 @@ TEST_F_TIMEOUT(mcast, no_member, TEST_TIMEOUT_S)
 	 * Over RoCE v2 the host IP stack drops datagrams of a group the
 	 * interface has not joined, before vroce sees them.
 	 */
-	if (a->gid_type != IBV_GID_TYPE_ROCE_V1)
+	if (a->dev.gid_type != IBV_GID_TYPE_ROCE_V1)
 		SKIP(return, "RoCE v2: dropped by the IP stack, not counted");
 	mrx_attach(_metadata, &self->rx[0], &self->mgid, 1);
 	mrx_attach(_metadata, &self->rx[0], &self->mgid, 0);
@@ -816,13 +771,13 @@ TEST_F_TIMEOUT(mcast, errors, TEST_TIMEOUT_S)
 	union ibv_gid g2;
 	int i, n;
 
-	ASSERT_EQ(0, ibv_query_device(b->ctx, &dattr));
+	ASSERT_EQ(0, ibv_query_device(b->dev.ctx, &dattr));
 	EXPECT_LT(0, dattr.max_mcast_grp);
 	EXPECT_LT(0, dattr.max_mcast_qp_attach);
 	EXPECT_LE(dattr.max_mcast_qp_attach, dattr.max_total_mcast_qp_attach);
 
 	/* Not a multicast GID. */
-	EXPECT_EQ(EINVAL, verr(ibv_attach_mcast(qp, &a->gid, 0)));
+	EXPECT_EQ(EINVAL, verr(ibv_attach_mcast(qp, &a->dev.gid, 0)));
 	/* Not attached. */
 	EXPECT_EQ(EINVAL, verr(ibv_detach_mcast(qp, &self->mgid, 0)));
 	/* Twice is once; one detach undoes it. */
@@ -831,7 +786,7 @@ TEST_F_TIMEOUT(mcast, errors, TEST_TIMEOUT_S)
 	EXPECT_EQ(0, verr(ibv_detach_mcast(qp, &self->mgid, 0)));
 	EXPECT_EQ(EINVAL, verr(ibv_detach_mcast(qp, &self->mgid, 0)));
 	/* Not a UD QP. */
-	qps[0] = ibv_create_qp(b->pd, &init);
+	qps[0] = ibv_create_qp(b->dev.pd, &init);
 	ASSERT_NE(NULL, qps[0]) TH_LOG("create_qp: %s", strerror(errno));
 	EXPECT_EQ(EINVAL, verr(ibv_attach_mcast(qps[0], &self->mgid, 0)));
 	EXPECT_EQ(0, ibv_destroy_qp(qps[0]));
@@ -890,10 +845,10 @@ static void uc_xfer(struct __test_metadata *_metadata, struct side *a,
 		    struct side *b, enum ibv_wr_opcode op, uint32_t len,
 		    uint32_t seed)
 {
-	uint8_t *r = b->buf + RECV_OFF + 8;	/* unaligned */
+	uint8_t *r = b->dev.buf + RECV_OFF + 8;	/* unaligned */
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)a->buf + 3, .length = len,
-		.lkey = a->mr->lkey,
+		.addr = (uintptr_t)a->dev.buf + 3, .length = len,
+		.lkey = a->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = seed, .sg_list = &sge, .num_sge = len ? 1 : 0,
@@ -903,17 +858,17 @@ static void uc_xfer(struct __test_metadata *_metadata, struct side *a,
 	int recv = op != IBV_WR_RDMA_WRITE;
 	struct ibv_wc wc;
 
-	fill(a->buf + 3, len, seed);
+	fill(a->dev.buf + 3, len, seed);
 	memset(r - GUARD, 0xa5, len + 2 * GUARD);
 	if (recv)
 		post_recv(_metadata, b, seed, RECV_OFF + 8, len + 1);
 	wr.wr.rdma.remote_addr = (uintptr_t)r;
-	wr.wr.rdma.rkey = b->mr->rkey;
+	wr.wr.rdma.rkey = b->dev.mr->rkey;
 	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
-	expect_wc(_metadata, a->scq, seed, IBV_WC_SUCCESS,
+	ASSERT_WC(a->scq, NULL, seed, IBV_WC_SUCCESS,
 		  op == IBV_WR_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE, NULL);
 	if (recv) {
-		expect_wc(_metadata, b->rcq, seed, IBV_WC_SUCCESS,
+		ASSERT_WC(b->rcq, NULL, seed, IBV_WC_SUCCESS,
 			  op == IBV_WR_SEND ? IBV_WC_RECV :
 			  IBV_WC_RECV_RDMA_WITH_IMM, &wc);
 		EXPECT_EQ(len, wc.byte_len);
@@ -966,7 +921,7 @@ TEST_F_TIMEOUT(uc, read_refused, TEST_TIMEOUT_S)
 {
 	struct side *a = &self->a, *b = &self->b;
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)a->buf, .length = 8, .lkey = a->mr->lkey,
+		.addr = (uintptr_t)a->dev.buf, .length = 8, .lkey = a->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
@@ -974,8 +929,8 @@ TEST_F_TIMEOUT(uc, read_refused, TEST_TIMEOUT_S)
 	}, *bad;
 	struct ibv_wc wc;
 
-	wr.wr.rdma.remote_addr = (uintptr_t)b->buf;
-	wr.wr.rdma.rkey = b->mr->rkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)b->dev.buf;
+	wr.wr.rdma.rkey = b->dev.mr->rkey;
 	if (ibv_post_send(a->qp, &wr, &bad))
 		return;
 	ASSERT_EQ(1, vroce_poll_one(a->scq, &wc, POLL_TIMEOUT_S));

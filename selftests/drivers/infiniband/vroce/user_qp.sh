@@ -8,18 +8,5 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require ip rdma
-
-cleanup() {
-	ip link del ua 2>/dev/null
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
-if ! vroce_veth_dev_ipv4 uqp0 ua ub 192.0.2.1 >"$VROCE_LOG" 2>&1; then
-	ktap_print_header
-	sed 's/^/# /' "$VROCE_LOG"
-	ktap_exit_fail_msg "cannot set up a vroce device"
-fi
+vroce_test_dev uqp0 ua ub 192.0.2.1
 VROCE_DEV=uqp0 timeout 1800 "$VROCE_BIN/user_qp_test"

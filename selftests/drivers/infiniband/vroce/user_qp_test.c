@@ -57,13 +57,7 @@ struct side {
 };
 
 struct dev {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	int gid_idx;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
+	struct vroce_dev dev;
 	struct side a;	/* the requester */
 	struct side b;	/* the responder */
 };
@@ -78,13 +72,13 @@ static void side_open(struct __test_metadata *_metadata, struct dev *d,
 			 .max_inline_data = WANT_INLINE },
 	};
 
-	s->scq = ibv_create_cq(d->ctx, 4 * depth, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(d->ctx, 4 * depth, NULL, NULL, 0);
+	s->scq = ibv_create_cq(d->dev.ctx, 4 * depth, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(d->dev.ctx, 4 * depth, NULL, NULL, 0);
 	ASSERT_NE(NULL, s->scq);
 	ASSERT_NE(NULL, s->rcq);
 	init.send_cq = s->scq;
 	init.recv_cq = s->rcq;
-	s->qp = ibv_create_qp(d->pd, &init);
+	s->qp = ibv_create_qp(d->dev.pd, &init);
 	ASSERT_NE(NULL, s->qp) TH_LOG("create_qp: %s", strerror(errno));
 	s->max_sge = init.cap.max_send_sge;
 }
@@ -104,26 +98,15 @@ static int dev_open(struct __test_metadata *_metadata, struct dev *d,
 		    int depth)
 {
 	const char *name = getenv("VROCE_DEV");
-	struct ibv_port_attr pattr;
 
 	if (!name || !*name)
 		SKIP(return 1, "VROCE_DEV not set (run user_qp.sh)");
-	d->ctx = vroce_open_by_name(name);
-	ASSERT_NE(NULL, d->ctx) TH_LOG("cannot open %s", name);
-	ASSERT_EQ(0, ibv_query_port(d->ctx, 1, &pattr));
-	d->mtu = pattr.active_mtu;
-	d->gid_idx = vroce_env_gid(d->ctx, "VROCE_GID");
-	ASSERT_LE(0, d->gid_idx);
-	ASSERT_EQ(0, ibv_query_gid(d->ctx, 1, d->gid_idx, &d->gid));
-	d->pd = ibv_alloc_pd(d->ctx);
-	ASSERT_NE(NULL, d->pd);
-	d->buf = aligned_alloc(4096, BUF_SIZE);
-	ASSERT_NE(NULL, d->buf);
-	memset(d->buf, 0x5a, BUF_SIZE);
-	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	ASSERT_NE(NULL, d->mr);
+	ASSERT_EQ(0, vroce_dev_open(&d->dev, name, "VROCE_GID"));
+	ASSERT_EQ(0, vroce_dev_buf(&d->dev, name, BUF_SIZE,
+				   IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC));
 	side_open(_metadata, d, &d->a, depth);
 	side_open(_metadata, d, &d->b, depth);
 	return 0;
@@ -133,21 +116,16 @@ static void dev_close(struct dev *d)
 {
 	side_close(&d->a);
 	side_close(&d->b);
-	if (d->mr)
-		ibv_dereg_mr(d->mr);
-	if (d->pd)
-		ibv_dealloc_pd(d->pd);
-	if (d->ctx)
-		ibv_close_device(d->ctx);
-	free(d->buf);
+	vroce_dev_close(&d->dev);
 	memset(d, 0, sizeof(*d));
 }
 
 static struct vroce_rc_path path_to(struct dev *d, struct side *peer)
 {
 	struct vroce_rc_path p = {
-		.dest_qpn = peer->qp->qp_num, .dgid = d->gid,
-		.sgid_idx = d->gid_idx, .mtu = d->mtu,
+		VROCE_RC_DEFAULTS,
+		.dest_qpn = peer->qp->qp_num, .dgid = d->dev.gid,
+		.sgid_idx = d->dev.gid_idx, .mtu = d->dev.mtu,
 	};
 
 	return p;
@@ -158,13 +136,13 @@ static void pair_up(struct __test_metadata *_metadata, struct dev *d, int rts)
 {
 	struct vroce_rc_path pa = path_to(d, &d->b), pb = path_to(d, &d->a);
 
-	ASSERT_EQ(0, vroce_rc_init(d->b.qp));
+	ASSERT_EQ(0, vroce_rc_init(d->b.qp, &pb));
 	ASSERT_EQ(0, vroce_rc_rtr(d->b.qp, &pb));
-	ASSERT_EQ(0, vroce_rc_rts(d->b.qp));
-	ASSERT_EQ(0, vroce_rc_init(d->a.qp));
+	ASSERT_EQ(0, vroce_rc_rts(d->b.qp, &pb));
+	ASSERT_EQ(0, vroce_rc_init(d->a.qp, &pa));
 	ASSERT_EQ(0, vroce_rc_rtr(d->a.qp, &pa));
 	if (rts)
-		ASSERT_EQ(0, vroce_rc_rts(d->a.qp));
+		ASSERT_EQ(0, vroce_rc_rts(d->a.qp, &pa));
 }
 
 static enum ibv_qp_state qp_state(struct ibv_qp *qp)
@@ -181,13 +159,13 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 static int post_read(struct dev *d, uint64_t wr_id)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)d->buf, .length = 64, .lkey = d->mr->lkey,
+		.addr = (uintptr_t)d->dev.buf, .length = 64, .lkey = d->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = (uintptr_t)d->buf + (1 << 20),
-			     .rkey = d->mr->rkey },
+		.wr.rdma = { .remote_addr = (uintptr_t)d->dev.buf + (1 << 20),
+			     .rkey = d->dev.mr->rkey },
 	}, *bad;
 
 	return ibv_post_send(d->a.qp, &wr, &bad);
@@ -212,6 +190,7 @@ static void zero_tail(struct rxe_send_wqe *wqe, size_t esize)
 static void bad_send_wqe(struct __test_metadata *_metadata, struct dev *d,
 			 corrupt_fn fn, uint32_t id)
 {
+	struct vroce_rc_path pa = path_to(d, &d->b);
 	uint64_t wr_id = MAGIC | id;
 	struct rxe_send_wqe *wqe;
 	struct rxe_queue_buf *q;
@@ -227,7 +206,7 @@ static void bad_send_wqe(struct __test_metadata *_metadata, struct dev *d,
 	wqe = vroce_sq_find(wr_id, &esize, &q);
 	ASSERT_NE(NULL, wqe) TH_LOG("the WQE is in no mapped ring");
 	fn(wqe, esize, d);
-	ASSERT_EQ(0, vroce_rc_rts(d->a.qp));
+	ASSERT_EQ(0, vroce_rc_rts(d->a.qp, &pa));
 	ASSERT_EQ(1, vroce_poll_one(d->a.scq, &wc, POLL_TIMEOUT_S))
 		TH_LOG("no completion within %d s", POLL_TIMEOUT_S);
 	EXPECT_EQ(wr_id, wc.wr_id);
@@ -273,10 +252,10 @@ static void cas_inline(struct rxe_send_wqe *wqe, size_t esize,
 {
 	read_inline(wqe, esize, d);
 	wqe->wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-	wqe->wr.wr.atomic.remote_addr = (uintptr_t)d->buf + (2 << 20);
+	wqe->wr.wr.atomic.remote_addr = (uintptr_t)d->dev.buf + (2 << 20);
 	wqe->wr.wr.atomic.compare_add = 0;
 	wqe->wr.wr.atomic.swap = 1;
-	wqe->wr.wr.atomic.rkey = d->mr->rkey;
+	wqe->wr.wr.atomic.rkey = d->dev.mr->rkey;
 	wqe->dma.length = 8;
 }
 
@@ -353,10 +332,10 @@ TEST_F_TIMEOUT(ring, recv_num_sge_huge, TEST_TIMEOUT_S)
 	struct dev *d = &self->d;
 	uint64_t rid = MAGIC | 0x52, sid = MAGIC | 0x53;
 	struct ibv_sge rsge = {
-		.addr = (uintptr_t)d->buf + (3 << 20), .length = 256,
-		.lkey = d->mr->lkey,
+		.addr = (uintptr_t)d->dev.buf + (3 << 20), .length = 256,
+		.lkey = d->dev.mr->lkey,
 	}, ssge = {
-		.addr = (uintptr_t)d->buf, .length = 64, .lkey = d->mr->lkey,
+		.addr = (uintptr_t)d->dev.buf, .length = 64, .lkey = d->dev.mr->lkey,
 	};
 	struct ibv_recv_wr rwr = { .wr_id = rid, .sg_list = &rsge,
 				   .num_sge = 1 }, *rbad;
@@ -370,7 +349,7 @@ TEST_F_TIMEOUT(ring, recv_num_sge_huge, TEST_TIMEOUT_S)
 
 	pair_up(_metadata, d, 1);
 	for (i = 0; i < 64; i++)
-		d->buf[i] = i ^ 0xa5;
+		d->dev.buf[i] = i ^ 0xa5;
 	ASSERT_EQ(0, ibv_post_recv(d->b.qp, &rwr, &rbad));
 	rwqe = vroce_ring_find(rid, sizeof(*rwqe), SIZE_MAX, &q);
 	ASSERT_NE(NULL, rwqe);
@@ -383,7 +362,7 @@ TEST_F_TIMEOUT(ring, recv_num_sge_huge, TEST_TIMEOUT_S)
 	       wc.byte_len);
 	if (wc.status == IBV_WC_SUCCESS) {
 		EXPECT_EQ(64, wc.byte_len);
-		EXPECT_EQ(0, memcmp(d->buf, d->buf + (3 << 20), 64));
+		EXPECT_EQ(0, memcmp(d->dev.buf, d->dev.buf + (3 << 20), 64));
 	}
 	ASSERT_EQ(1, vroce_poll_one(d->a.scq, &wc, POLL_TIMEOUT_S));
 	EXPECT_EQ(sid, wc.wr_id);
@@ -393,13 +372,13 @@ TEST_F_TIMEOUT(ring, recv_num_sge_huge, TEST_TIMEOUT_S)
 static int post_write(struct dev *d, uint64_t wr_id)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)d->buf, .length = 64, .lkey = d->mr->lkey,
+		.addr = (uintptr_t)d->dev.buf, .length = 64, .lkey = d->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = (uintptr_t)d->buf + (4 << 20),
-			     .rkey = d->mr->rkey },
+		.wr.rdma = { .remote_addr = (uintptr_t)d->dev.buf + (4 << 20),
+			     .rkey = d->dev.mr->rkey },
 	}, *bad;
 
 	return ibv_post_send(d->a.qp, &wr, &bad);
@@ -433,7 +412,7 @@ TEST_F_TIMEOUT(ring, cq_consumer_past_producer, TEST_TIMEOUT_S)
 			 __ATOMIC_RELEASE);
 	for (i = 0; i < 3; i++)
 		ASSERT_EQ(0, post_write(d, wr_id + 1 + i));
-	while (!got && !vroce_wait_async(d->ctx, &ev, 10)) {
+	while (!got && !vroce_wait_async(d->dev.ctx, &ev, 10)) {
 		got = ev.event_type == IBV_EVENT_CQ_ERR &&
 		      ev.element.cq == d->a.scq;
 		TH_LOG("async event %s", ibv_event_type_str(ev.event_type));
@@ -491,14 +470,14 @@ static int post_rdma(struct dev *d, enum ibv_wr_opcode op, uint64_t wr_id,
 		     uint32_t local, uint32_t remote, uint32_t len)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)d->buf + local, .length = len,
-		.lkey = d->mr->lkey,
+		.addr = (uintptr_t)d->dev.buf + local, .length = len,
+		.lkey = d->dev.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
 		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = (uintptr_t)d->buf + remote,
-			     .rkey = d->mr->rkey },
+		.wr.rdma = { .remote_addr = (uintptr_t)d->dev.buf + remote,
+			     .rkey = d->dev.mr->rkey },
 	}, *bad;
 
 	return ibv_post_send(d->a.qp, &wr, &bad);
@@ -529,9 +508,9 @@ static int writer_post(struct writer *w)
 	if (s == SLOTS)
 		return 0;
 	w->seed[s] = ++w->next_seed;
-	vroce_fill(d->buf + WR_SRC + s * WRITE_LEN, WRITE_LEN, w->seed[s],
+	vroce_fill(d->dev.buf + WR_SRC + s * WRITE_LEN, WRITE_LEN, w->seed[s],
 		   pattern);
-	memset(d->buf + WR_DST + s * WRITE_LEN, 0, WRITE_LEN);
+	memset(d->dev.buf + WR_DST + s * WRITE_LEN, 0, WRITE_LEN);
 	return post_rdma(d, IBV_WR_RDMA_WRITE, s, WR_SRC + s * WRITE_LEN,
 			 WR_DST + s * WRITE_LEN, WRITE_LEN);
 }
@@ -557,7 +536,7 @@ static int writer_reap(struct writer *w)
 		}
 		s = wc[i].wr_id;
 		if (s >= SLOTS ||
-		    vroce_mismatch(d->buf + WR_DST + s * WRITE_LEN, WRITE_LEN,
+		    vroce_mismatch(d->dev.buf + WR_DST + s * WRITE_LEN, WRITE_LEN,
 				   w->seed[s], pattern) != -1) {
 			snprintf(w->err, sizeof(w->err), "WRITE slot %u bad", s);
 			return -1;
@@ -612,9 +591,9 @@ TEST_F_TIMEOUT(doorbell, writes_beside_read_copies, TEST_TIMEOUT_S)
 	ASSERT_EQ(0, pthread_create(&th, NULL, writer_run, &w));
 	for (r = 0; r < ROUNDS && !w.err[0]; r++) {
 		for (i = 0; i < READS; i++) {
-			vroce_fill(d->buf + RD_SRC + i * READ_LEN, READ_LEN,
+			vroce_fill(d->dev.buf + RD_SRC + i * READ_LEN, READ_LEN,
 				   r * READS + i, pattern);
-			memset(d->buf + RD_DST + i * READ_LEN, 0, READ_LEN);
+			memset(d->dev.buf + RD_DST + i * READ_LEN, 0, READ_LEN);
 		}
 		for (i = 0; i < READS; i++)
 			EXPECT_EQ(0, post_rdma(d, IBV_WR_RDMA_READ,
@@ -631,7 +610,7 @@ TEST_F_TIMEOUT(doorbell, writes_beside_read_copies, TEST_TIMEOUT_S)
 			  __atomic_load_n(&w.reads, __ATOMIC_ACQUIRE))
 			TH_LOG("round %u: READs missing", r);
 		for (i = 0; i < READS; i++)
-			EXPECT_EQ(-1, vroce_mismatch(d->buf + RD_DST +
+			EXPECT_EQ(-1, vroce_mismatch(d->dev.buf + RD_DST +
 						     i * READ_LEN, READ_LEN,
 						     r * READS + i, pattern))
 				TH_LOG("round %u READ %u", r, i);
@@ -672,7 +651,7 @@ static void *lent_writer(void *arg)
 
 	/* The first response copied: the first window is open. */
 	end = vroce_now_s() + POLL_TIMEOUT_S;
-	while (vroce_mismatch(d->buf + RD_DST, 64, 7, pattern) != -1) {
+	while (vroce_mismatch(d->dev.buf + RD_DST, 64, 7, pattern) != -1) {
 		if (vroce_now_s() > end) {
 			snprintf(l->err, sizeof(l->err), "READ never began");
 			return NULL;
@@ -680,7 +659,7 @@ static void *lent_writer(void *arg)
 		usleep(100);
 	}
 	for (i = 0; i < LENT_WRITES; i++) {
-		vroce_fill(d->buf + WR_SRC + i * WRITE_LEN, WRITE_LEN, i + 1,
+		vroce_fill(d->dev.buf + WR_SRC + i * WRITE_LEN, WRITE_LEN, i + 1,
 			   pattern);
 		if (post_rdma(d, IBV_WR_RDMA_WRITE, i, WR_SRC + i * WRITE_LEN,
 			      WR_DST + i * WRITE_LEN, WRITE_LEN)) {
@@ -689,7 +668,7 @@ static void *lent_writer(void *arg)
 			return NULL;
 		}
 		end = vroce_now_s() + POLL_TIMEOUT_S;
-		while (vroce_mismatch(d->buf + WR_DST + i * WRITE_LEN,
+		while (vroce_mismatch(d->dev.buf + WR_DST + i * WRITE_LEN,
 				      WRITE_LEN, i + 1, pattern) != -1) {
 			if (vroce_now_s() > end) {
 				snprintf(l->err, sizeof(l->err),
@@ -716,9 +695,9 @@ TEST_F_TIMEOUT(doorbell, writes_while_lent, TEST_TIMEOUT_S)
 
 	ASSERT_EQ(0, vroce_debugfs_set("lend_delay_us", LEND_US))
 		TH_LOG("cannot set lend_delay_us: %s", strerror(errno));
-	vroce_fill(d->buf + RD_SRC, READ_LEN, 7, pattern);
-	memset(d->buf + RD_DST, 0, READ_LEN);
-	memset(d->buf + WR_DST, 0, LENT_WRITES * WRITE_LEN);
+	vroce_fill(d->dev.buf + RD_SRC, READ_LEN, 7, pattern);
+	memset(d->dev.buf + RD_DST, 0, READ_LEN);
+	memset(d->dev.buf + WR_DST, 0, LENT_WRITES * WRITE_LEN);
 	ASSERT_EQ(0, pthread_create(&th, NULL, lent_writer, &l));
 	EXPECT_EQ(0, post_rdma(d, IBV_WR_RDMA_READ, READ_TAG, RD_DST, RD_SRC,
 			       READ_LEN));
@@ -743,7 +722,7 @@ TEST_F_TIMEOUT(doorbell, writes_while_lent, TEST_TIMEOUT_S)
 	EXPECT_EQ(0, vroce_debugfs_set("lend_delay_us", 0));
 	EXPECT_EQ(0, l.err[0]) TH_LOG("%s", l.err);
 	EXPECT_EQ(1 + LENT_WRITES, got) TH_LOG("completions missing");
-	EXPECT_EQ(-1, vroce_mismatch(d->buf + RD_DST, READ_LEN, 7, pattern));
+	EXPECT_EQ(-1, vroce_mismatch(d->dev.buf + RD_DST, READ_LEN, 7, pattern));
 	EXPECT_EQ(LENT_WRITES, l.early)
 		TH_LOG("%u of %u WRITEs landed before the READ completed",
 		       l.early, LENT_WRITES);

@@ -6,19 +6,6 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require ip rdma
-
-cleanup() {
-	ip link del wa 2>/dev/null
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
-if ! vroce_veth_dev_ipv4 wv0 wa wb 192.0.2.11 >"$VROCE_LOG" 2>&1; then
-	ktap_print_header
-	sed 's/^/# /' "$VROCE_LOG"
-	ktap_exit_fail_msg "cannot set up a vroce device"
-fi
+vroce_test_dev wv0 wa wb 192.0.2.11
 VROCE_DEV=wv0 VROCE_MAC=$(cat /sys/class/net/wa/address) \
 	VROCE_IPV4=192.0.2.11 "$VROCE_BIN/verbs_test"

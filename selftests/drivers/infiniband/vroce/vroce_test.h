@@ -5,6 +5,7 @@
 #ifndef _VROCE_TEST_H
 #define _VROCE_TEST_H
 
+#include <errno.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
@@ -185,39 +186,144 @@ static inline int vroce_wait_async(struct ibv_context *ctx,
 	return ibv_get_async_event(ctx, ev);
 }
 
-/* Where an RC QP sends to: the peer's QP and GID, and the path MTU. */
+/*
+ * A device opened for a test: port 1's state and active MTU, the GID it
+ * sends from, a PD, and one page-aligned buffer registered as one MR.
+ */
+struct vroce_dev {
+	struct ibv_context *ctx;
+	enum ibv_port_state state;
+	enum ibv_mtu mtu;
+	int gid_idx;
+	union ibv_gid gid;
+	enum ibv_gid_type gid_type;
+	struct ibv_pd *pd;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+/* A failed step of a helper below: its name and errno, as a KTAP comment. */
+static inline int vroce_step_failed(const char *dev, const char *step)
+{
+	printf("# %s: %s: %s\n", dev ? dev : "(VROCE_DEV unset)", step,
+	       strerror(errno));
+	fflush(stdout);
+	return -1;
+}
+
+/*
+ * Open the device @name for a test into @d: its context, port 1's state
+ * and active MTU, and the GID that @gid_var names (vroce_env_gid). 0, or
+ * -1 after printing which step failed.
+ */
+static inline int vroce_dev_open(struct vroce_dev *d, const char *name,
+				 const char *gid_var)
+{
+	struct ibv_port_attr pattr;
+	struct ibv_gid_entry ge;
+
+	d->ctx = vroce_open_by_name(name);
+	if (!d->ctx)
+		return vroce_step_failed(name, "cannot open");
+	if (ibv_query_port(d->ctx, 1, &pattr))
+		return vroce_step_failed(name, "query_port");
+	d->state = pattr.state;
+	d->mtu = pattr.active_mtu;
+	d->gid_idx = vroce_env_gid(d->ctx, gid_var);
+	if (d->gid_idx < 0) {
+		errno = ENOENT;
+		return vroce_step_failed(name, "no RoCE v2 GID");
+	}
+	if (ibv_query_gid_ex(d->ctx, 1, d->gid_idx, &ge, 0))
+		return vroce_step_failed(name, "query_gid");
+	d->gid = ge.gid;
+	d->gid_type = ge.gid_type;
+	return 0;
+}
+
+/*
+ * A PD on @d and a @len-byte buffer, filled with 0x5a and registered with
+ * @access. 0, or -1 after printing which step failed.
+ */
+static inline int vroce_dev_buf(struct vroce_dev *d, const char *name,
+				size_t len, int access)
+{
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd)
+		return vroce_step_failed(name, "alloc_pd");
+	d->buf = aligned_alloc(4096, len);
+	if (!d->buf)
+		return vroce_step_failed(name, "buffer");
+	memset(d->buf, 0x5a, len);
+	d->mr = ibv_reg_mr(d->pd, d->buf, len, access);
+	if (!d->mr)
+		return vroce_step_failed(name, "reg_mr");
+	return 0;
+}
+
+/* Undo vroce_dev_open() and vroce_dev_buf(), also half-done ones. */
+static inline void vroce_dev_close(struct vroce_dev *d)
+{
+	if (d->mr)
+		ibv_dereg_mr(d->mr);
+	if (d->pd)
+		ibv_dealloc_pd(d->pd);
+	if (d->ctx)
+		ibv_close_device(d->ctx);
+	free(d->buf);
+	memset(d, 0, sizeof(*d));
+}
+
+/*
+ * An RC QP's connection: where it sends to, its first PSNs, and the
+ * attributes tests vary. Start from VROCE_RC_DEFAULTS.
+ */
 struct vroce_rc_path {
 	uint32_t dest_qpn;
 	union ibv_gid dgid;
 	int sgid_idx;
 	enum ibv_mtu mtu;
+	uint32_t sq_psn;
+	uint32_t rq_psn;
+	unsigned int access;	/* qp_access_flags */
+	uint8_t rd_atomic;	/* max_rd_atomic */
+	uint8_t dest_rd_atomic;	/* max_dest_rd_atomic */
+	uint8_t min_rnr_timer;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
 };
 
-/* RESET -> INIT with every remote access allowed; 0 or an errno. */
-static inline int vroce_rc_init(struct ibv_qp *qp)
+/* Every access, 16 reads in flight each way, and the spec's usual timers. */
+#define VROCE_RC_DEFAULTS						\
+	.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |	\
+		  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,	\
+	.rd_atomic = 16, .dest_rd_atomic = 16, .min_rnr_timer = 12,	\
+	.timeout = 14, .retry_cnt = 7, .rnr_retry = 7
+
+/* RESET -> INIT with @p's access flags; 0 or an errno. */
+static inline int vroce_rc_init(struct ibv_qp *qp, const struct vroce_rc_path *p)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+		.qp_access_flags = p->access,
 	};
 
 	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
-/* INIT -> RTR towards @p, receive PSN 0; 0 or an errno. */
+/* INIT -> RTR towards @p; 0 or an errno. */
 static inline int vroce_rc_rtr(struct ibv_qp *qp, const struct vroce_rc_path *p)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = p->mtu,
 		.dest_qp_num = p->dest_qpn,
-		.max_dest_rd_atomic = 16,
-		.min_rnr_timer = 12,
+		.rq_psn = p->rq_psn,
+		.max_dest_rd_atomic = p->dest_rd_atomic,
+		.min_rnr_timer = p->min_rnr_timer,
 		.ah_attr = {
 			.is_global = 1,
 			.grh = { .dgid = p->dgid, .sgid_index = p->sgid_idx,
@@ -232,20 +338,78 @@ static inline int vroce_rc_rtr(struct ibv_qp *qp, const struct vroce_rc_path *p)
 			     IBV_QP_MIN_RNR_TIMER);
 }
 
-/* RTR -> RTS, send PSN 0, retries as in rc_test; 0 or an errno. */
-static inline int vroce_rc_rts(struct ibv_qp *qp)
+/* RTR -> RTS with @p's send PSN, timers and reads; 0 or an errno. */
+static inline int vroce_rc_rts(struct ibv_qp *qp, const struct vroce_rc_path *p)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTS,
-		.timeout = 14,
-		.retry_cnt = 7,
-		.rnr_retry = 7,
-		.max_rd_atomic = 16,
+		.timeout = p->timeout,
+		.retry_cnt = p->retry_cnt,
+		.rnr_retry = p->rnr_retry,
+		.sq_psn = p->sq_psn,
+		.max_rd_atomic = p->rd_atomic,
 	};
 
 	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
+
+/* RESET -> INIT -> RTR -> RTS along @p; 0 or an errno. */
+static inline int vroce_rc_connect(struct ibv_qp *qp,
+				   const struct vroce_rc_path *p)
+{
+	return vroce_rc_init(qp, p) ?: vroce_rc_rtr(qp, p) ?:
+	       vroce_rc_rts(qp, p);
+}
+
+/*
+ * Wait (up to @timeout_s: a hang guard) for the next completion on @cq,
+ * into @out if not NULL, and check it: @status, @wr_id, the QP number
+ * unless @qp is NULL, and with success also @opcode (undefined in error
+ * completions). 0, or -1 after printing what differed.
+ */
+static inline int vroce_expect_wc(struct ibv_cq *cq, struct ibv_qp *qp,
+				  uint64_t wr_id, enum ibv_wc_status status,
+				  enum ibv_wc_opcode opcode, double timeout_s,
+				  struct ibv_wc *out)
+{
+	struct ibv_wc wc = {};
+	int ret = 0;
+
+	if (vroce_poll_one(cq, &wc, timeout_s) != 1) {
+		printf("# no completion for wr_id %llu within %g s (want %s)\n",
+		       (unsigned long long)wr_id, timeout_s,
+		       ibv_wc_status_str(status));
+		return -1;
+	}
+	if (wc.status != status) {
+		printf("# wr_id %llu: %s, want %s\n",
+		       (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(wc.status), ibv_wc_status_str(status));
+		ret = -1;
+	}
+	if (wc.wr_id != wr_id || (qp && wc.qp_num != qp->qp_num)) {
+		printf("# completion of wr_id %llu on QP %u, want wr_id %llu on QP %u\n",
+		       (unsigned long long)wc.wr_id, wc.qp_num,
+		       (unsigned long long)wr_id, qp ? qp->qp_num : wc.qp_num);
+		ret = -1;
+	}
+	if (status == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS &&
+	    wc.opcode != opcode) {
+		printf("# wr_id %llu: opcode %d, want %d\n",
+		       (unsigned long long)wr_id, wc.opcode, opcode);
+		ret = -1;
+	}
+	fflush(stdout);
+	if (out)
+		*out = wc;
+	return ret;
+}
+
+/* In a kselftest_harness test: vroce_expect_wc() or fail the test. */
+#define ASSERT_WC(cq, qp, wr_id, status, opcode, out)			\
+	ASSERT_EQ(0, vroce_expect_wc(cq, qp, wr_id, status, opcode,	\
+				     POLL_TIMEOUT_S, out))
 
 #endif /* _VROCE_TEST_H */

@@ -50,10 +50,6 @@ has_gid() {
 	vroce_gid nva "$1" "$2" "$3" >/dev/null
 }
 
-gid_index() {
-	vroce_gid nva "$1" "$2" "$3"
-}
-
 # end_cmds DEV N: ip -batch lines that address DEV (192.0.2.N, 2001:db8::N)
 # and its VLAN DEV.100 (198.51.100.N) and bring both up.
 end_cmds() {
@@ -83,10 +79,10 @@ setup() {
 		wait_for 10 has_gid v6 va 2001:db8::1 &&
 		wait_for 10 has_gid v1 va 2001:db8::1 &&
 		wait_for 10 has_gid v4 va.100 198.51.100.1 || return 1
-	GID_V4=$(gid_index v4 va 192.0.2.1) &&
-		GID_V6=$(gid_index v6 va 2001:db8::1) &&
-		GID_V1=$(gid_index v1 va 2001:db8::1) &&
-		GID_VLAN=$(gid_index v4 va.100 198.51.100.1)
+	GID_V4=$(vroce_gid nva v4 va 192.0.2.1) &&
+		GID_V6=$(vroce_gid nva v6 va 2001:db8::1) &&
+		GID_V1=$(vroce_gid nva v1 va 2001:db8::1) &&
+		GID_VLAN=$(vroce_gid nva v4 va.100 198.51.100.1)
 }
 
 debugfs_dir() {
@@ -171,10 +167,6 @@ tshark_decodes() {
 	}' <<<"$out"
 }
 
-counter() {
-	cat "/sys/class/infiniband/nva/ports/1/hw_counters/$1"
-}
-
 XT_OK="sgid_index=0 dgid=192.0.2.2 dmac=02:00:00:00:00:01 dqpn=1 opcode=RC_SEND_ONLY len=0"
 
 xt_write() {
@@ -185,7 +177,7 @@ xt_write() {
 grammar() {
 	local sent err line
 
-	sent=$(counter sent_pkts) && err=$(counter send_err) || return 1
+	sent=$(hw_counter nva sent_pkts) && err=$(hw_counter nva send_err) || return 1
 	for line in $'\n' " $XT_OK" "$XT_OK " "${XT_OK/ dqpn/  dqpn}" \
 		"$XT_OK foo=1" "$XT_OK len=1" "${XT_OK/ len=0/}" \
 		"${XT_OK/dqpn=1/dqpn=0x1000000}" "${XT_OK/dqpn=1/dqpn=-1}" \
@@ -198,7 +190,7 @@ grammar() {
 		"${XT_OK/sgid_index=0/sgid_index=128}"; do
 		fails_with "Invalid argument" xt_write "$line" || return 1
 	done
-	[ "$(counter sent_pkts)" = "$sent" ] && [ "$(counter send_err)" = "$err" ]
+	[ "$(hw_counter nva sent_pkts)" = "$sent" ] && [ "$(hw_counter nva send_err)" = "$err" ]
 }
 
 # Lines that parse but cannot be sent fail with the transmit error and
@@ -206,12 +198,12 @@ grammar() {
 send_errors() {
 	local idx err
 
-	idx=$GID_V4 && err=$(counter send_err) || return 1
+	idx=$GID_V4 && err=$(hw_counter nva send_err) || return 1
 	fails_with "Message too long" xt_write \
 		"sgid_index=$idx dgid=192.0.2.2 dmac=02:00:00:00:00:01 dqpn=1 opcode=RC_SEND_ONLY len=9000" &&
 		fails_with "Invalid argument" xt_write \
 			"sgid_index=$idx dgid=192.0.2.2 dmac=02:00:00:00:00:01 dqpn=1 opcode=RC_ACKNOWLEDGE len=4" &&
-		[ "$(counter send_err)" = $((err + 2)) ]
+		[ "$(hw_counter nva send_err)" = $((err + 2)) ]
 }
 
 # sgid_index of an empty GID table entry
@@ -254,10 +246,6 @@ rc_setup() {
 	GID_B=$(vroce_gid nvb v4 vb 192.0.2.2)
 }
 
-perftest_listening() {
-	ip netns exec "$NSA" ss -Hltn "sport = :18515" | grep -q .
-}
-
 # More than the 24-byte pcap file header.
 pcap_has_frames() {
 	[ "$(stat -c %s "$1")" -gt 24 ]
@@ -277,7 +265,7 @@ rc_run() {
 	ip netns exec "$NSA" timeout "$RC_TIMEOUT" "$tool" -d nva -x "$GID_V4" \
 		-F "$@" >"$VROCE_LOG.srv" 2>&1 &
 	spid=$!
-	if wait_for 20 perftest_listening; then
+	if wait_for 20 tcp_listening 18515 ip netns exec "$NSA"; then
 		ip netns exec "$NSB" timeout "$RC_TIMEOUT" "$tool" -d nvb \
 			-x "$GID_B" -F "$@" 192.0.2.1 || rc=$?
 	else
@@ -367,10 +355,6 @@ cm_tos() {
 	done
 }
 
-cm_listening() {
-	ip netns exec "$NSB" rdma res show cm_id | grep -q "LISTEN.*:$1 "
-}
-
 vlan_rping() {
 	local spid cpid rc=0 port=19700
 
@@ -388,7 +372,7 @@ vlan_rping() {
 	ip netns exec "$NSB" timeout "$RC_TIMEOUT" rping -s -a 198.51.100.2 \
 		-p $port -V -C 5 -S 1000 >"$VROCE_LOG.srv" 2>&1 &
 	spid=$!
-	if wait_for 20 cm_listening $port; then
+	if wait_for 20 cm_listening "$port" ip netns exec "$NSB"; then
 		ip netns exec "$NSA" timeout "$RC_TIMEOUT" rping -c \
 			-a 198.51.100.2 -p $port -V -C 5 -S 1000 || rc=$?
 		[ "$rc" = 0 ] || echo "client: exit $rc"
