@@ -4,8 +4,9 @@
  * atomic responses against the requester's WQEs, the expiry of its timer
  * and the completions. Its state is the requester's (req.h).
  *
- * Who may call what: the QP's task (task_mutex held) only; the requester
- * (req.c, ud.c) in the task's context. vroce_comp_rx() is the receive
+ * Who may call what: with task_mutex held, in the QP's task or in
+ * modify_qp (RTS to SQD checks the drain); the requester (req.c, ud.c) in
+ * the task's context. vroce_comp_rx() is the receive
  * queue's dispatch of a response (rxq.c); vroce_comp_timer() the task's
  * step after the timer fired (task.c).
  */

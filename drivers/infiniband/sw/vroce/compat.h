@@ -4,8 +4,9 @@
  * and 6.12 LTS, and sid's 7.2. Every version test of the driver lives here,
  * as a small wrapper with one name per difference, each marked with the
  * kernel that changed the API; .c files never test LINUX_VERSION_CODE
- * themselves. Checked against Debian's headers, which backport none of
- * these changes to 6.1 or 6.12.
+ * themselves. Checked against Debian's 6.1 and 6.12 headers, which have
+ * none of these changes (later 6.12 updates add WQ_PERCPU; 0 stays
+ * right there, as nothing checks for it).
  *
  * Checked and found equal in 6.1, 6.12 and 7.2, so not wrapped: the MR
  * verbs other than reg_user_mr (get_dma_mr, rereg_user_mr, dereg_mr,

@@ -20,6 +20,7 @@
 
 #include <linux/etherdevice.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <net/inet_ecn.h>
 
 #include "qp.h"
@@ -29,6 +30,23 @@
 #include "task.h"
 #include "timers.h"
 #include "tx.h"
+
+/*
+ * The requester's per-slot state, as large as the SQ ring. A user QP's is
+ * charged and bounded like its ring (queue.c): vmalloc, so that a large SQ
+ * does not first try hard for contiguous pages, and over the memory
+ * cgroup's limit create_qp fails with ENOMEM instead of invoking the OOM
+ * killer. Freed with kvfree() either way.
+ */
+static struct vroce_swqe *vroce_xport_wqes_alloc(struct vroce_qp *qp)
+{
+	size_t n = vroce_queue_capacity(&qp->sq.queue) + 1;
+
+	if (!qp->is_user)
+		return kvcalloc(n, sizeof(*qp->req.wqes), GFP_KERNEL);
+	return __vmalloc(array_size(n, sizeof(*qp->req.wqes)),
+			 GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_RETRY_MAYFAIL);
+}
 
 /**
  * vroce_xport_qp_init - set up a new QP's transport
@@ -45,14 +63,7 @@ int vroce_xport_qp_init(struct vroce_qp *qp)
 	skb_queue_head_init(&qp->rxq);
 	qp->rxq_bytes = 0;
 
-	/*
-	 * As large as the SQ ring, and charged and bounded like it: over the
-	 * memory cgroup's limit create_qp fails with ENOMEM (queue.c).
-	 */
-	qp->req.wqes = kvcalloc(vroce_queue_capacity(&qp->sq.queue) + 1,
-				sizeof(*qp->req.wqes),
-				qp->is_user ? GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL :
-					      GFP_KERNEL);
+	qp->req.wqes = vroce_xport_wqes_alloc(qp);
 	if (!qp->req.wqes)
 		goto err;
 	qp->resp.rwqe = kzalloc(vroce_recv_wqe_size(rq_sge), GFP_KERNEL);

@@ -4,9 +4,11 @@
  * with the completer (comp.c), its window and when it asks for ACKs.
  *
  * Who may call what:
- * - vroce_req_step(), the timer and window functions, progress and rewind:
- *   the requester's owner, the QP's task or a doorbell that borrowed it
- *   (vroce_req_assert_owner(); the table at the top of req.c);
+ * - vroce_req_step(): the requester's owner, the QP's task or a doorbell
+ *   that borrowed it (vroce_req_assert_owner(); the table at the top of
+ *   req.c);
+ * - vroce_req_progress(), _rewind(), _rewind_tail(), _shrink_window(): the
+ *   QP's task only (task_mutex held);
  * - vroce_req_solo(): task.c only, in a doorbell that borrowed it;
  * - vroce_req_flush(), vroce_req_set_window(), vroce_req_check_drained():
  *   modify_qp (qp_state.c, task_mutex held) and the task;

@@ -21,8 +21,9 @@
  *
  * The task removes packets, and reads the head it keeps queued, under
  * rxq.lock (vroce_rxq_dequeue(), vroce_rxq_peek()), so the receive path's
- * writes to an skb are seen by the task. vroce_rxq_purge() runs in the task
- * or with the QP unreachable (modify to RESET, destroy).
+ * writes to an skb are seen by the task. vroce_rxq_purge() runs in the
+ * task, in modify_qp to RESET (task_mutex held), or at destroy (the QP
+ * unreachable).
  */
 
 #include <linux/skbuff.h>

@@ -27,8 +27,9 @@
  * (vroce_timers_reset()) and destroy (vroce_timers_stop()) cancel the
  * hrtimer itself.
  *
- * Locking: ack_due, probe_due, rnr_wait and due belong to the requester's
- * owner (vroce_req_assert_owner(), req.c); due is written with WRITE_ONCE
+ * Locking: ack_due, probe_due and due belong to the requester's owner
+ * (vroce_req_assert_owner(), req.c), rnr_wait to the task (a borrower
+ * only reads it); due is written with WRITE_ONCE
  * and read by the timer's function. The timer's function only sets
  * req.timer_fired (bit 0) and kicks the task, which consumes it
  * (vroce_timers_fired()) and runs vroce_comp_timer() under task_mutex,
@@ -132,6 +133,7 @@ void vroce_timers_rnr_wait(struct vroce_qp *qp, u64 ns)
 {
 	struct vroce_req *req = &qp->req;
 
+	lockdep_assert_held(&qp->task_mutex);
 	req->rnr_wait = true;
 	req->ack_due = ktime_get_ns() + ns;
 	req->probe_due = 0;

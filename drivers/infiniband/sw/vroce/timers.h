@@ -4,8 +4,9 @@
  * probe of an unasked tail, on one hrtimer per QP.
  *
  * Who may call what:
- * - vroce_timers_update(), _ack_arm(), _rnr_wait(), _probe_arm(): the
- *   requester's owner (vroce_req_assert_owner()): req.c, comp.c;
+ * - vroce_timers_update(), _ack_arm(), _probe_arm(): the requester's
+ *   owner (vroce_req_assert_owner()): req.c, comp.c;
+ * - vroce_timers_rnr_wait(): the QP's task (comp.c, task_mutex held);
  * - vroce_timers_fired(): the QP's task (task.c);
  * - vroce_timers_cancel(): the move to ERR (qp_state.c, task_mutex held);
  * - vroce_timers_init(), _reset(), _stop(): the QP's transport setup,
