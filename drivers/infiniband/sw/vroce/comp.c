@@ -172,7 +172,8 @@ static bool vroce_comp_rd_atomic(const struct vroce_swqe *sw)
 	return sw->wr.opcode == IB_WR_RDMA_READ ||
 	       sw->wr.opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       sw->wr.opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
-	       sw->wr.opcode == VROCE_WR_ATOMIC_WRITE;
+	       sw->wr.opcode == VROCE_WR_ATOMIC_WRITE ||
+	       sw->wr.opcode == VROCE_WR_FLUSH;
 }
 
 /* The WQE at the head is complete; everything up to its end is acked. */
@@ -348,10 +349,13 @@ static enum ib_wc_status vroce_comp_copy_status(int err)
 	return err == -ENOSPC ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
 }
 
-/* An ATOMIC WRITE is answered by an RDMA READ response without payload. */
-static void vroce_comp_atomic_write_resp(struct vroce_qp *qp,
-					 const struct vroce_opcode_info *op,
-					 u32 paylen, u32 psn)
+/*
+ * An ATOMIC WRITE or a FLUSH is answered by an RDMA READ response without
+ * payload.
+ */
+static void vroce_comp_no_data_resp(struct vroce_qp *qp,
+				    const struct vroce_opcode_info *op,
+				    u32 paylen, u32 psn)
 {
 	struct vroce_swqe *sw = &qp->req.wqes[qp->sq.queue.cons];
 
@@ -418,8 +422,9 @@ static void vroce_comp_read_resp(struct vroce_qp *qp, struct sk_buff *skb,
 	bool last = op->flags & (VROCE_OP_LAST | VROCE_OP_ONLY);
 	int err;
 
-	if (sw->wr.opcode == VROCE_WR_ATOMIC_WRITE) {
-		vroce_comp_atomic_write_resp(qp, op, paylen, psn);
+	if (sw->wr.opcode == VROCE_WR_ATOMIC_WRITE ||
+	    sw->wr.opcode == VROCE_WR_FLUSH) {
+		vroce_comp_no_data_resp(qp, op, paylen, psn);
 		return;
 	}
 	if (sw->wr.opcode != IB_WR_RDMA_READ)
@@ -458,7 +463,8 @@ static void vroce_comp_atomic_ack(struct vroce_qp *qp, struct sk_buff *skb,
 	int err;
 
 	if (!vroce_comp_rd_atomic(sw) || sw->wr.opcode == IB_WR_RDMA_READ ||
-	    sw->wr.opcode == VROCE_WR_ATOMIC_WRITE || psn != sw->first_psn)
+	    sw->wr.opcode == VROCE_WR_ATOMIC_WRITE ||
+	    sw->wr.opcode == VROCE_WR_FLUSH || psn != sw->first_psn)
 		return;
 	vroce_comp_rcur(qp, sw);
 	err = vroce_sge_copy(&qp->req.rcur, &orig, sizeof(orig),

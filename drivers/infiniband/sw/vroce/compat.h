@@ -32,6 +32,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
+#include <uapi/rdma/rdma_user_rxe.h>
 
 /*
  * mac_pton() is declared in <linux/hex.h> from 6.4 on, in <linux/kernel.h>
@@ -91,6 +92,54 @@ static_assert(IB_WC_ATOMIC_WRITE == VROCE_WC_ATOMIC_WRITE);
 #else
 #define VROCE_COMPAT_DEVICE_ATOMIC_WRITE 0
 #endif
+
+/*
+ * RDMA FLUSH (IBTA 1.5 annex A19): ib_core and the rxe user ABI have it
+ * from 6.2 on (the WR opcode 14, the completion opcode 8, the access and
+ * device capability bits, and the flush fields of struct rxe_send_wr).
+ * Before, the feature is absent: VROCE_COMPAT_FLUSH is false, no access
+ * bit can ask for it, the WR opcode is refused and a FLUSH request from
+ * the wire finds no QP or MR that grants it.
+ */
+#define VROCE_WR_FLUSH 14
+#define VROCE_WC_FLUSH ((enum ib_wc_opcode)8)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+static_assert(IB_WR_FLUSH == VROCE_WR_FLUSH);
+static_assert(IB_WC_FLUSH == VROCE_WC_FLUSH);
+#define VROCE_COMPAT_FLUSH true
+#define VROCE_COMPAT_ACCESS_FLUSH_GLOBAL IB_ACCESS_FLUSH_GLOBAL
+#define VROCE_COMPAT_ACCESS_FLUSH_PERSISTENT IB_ACCESS_FLUSH_PERSISTENT
+#define VROCE_COMPAT_DEVICE_FLUSH (IB_DEVICE_FLUSH_GLOBAL | \
+				   IB_DEVICE_FLUSH_PERSISTENT)
+
+/* A FLUSH WQE's remote address, rkey, placement type and selectivity. */
+static inline void vroce_compat_wr_flush(const struct rxe_send_wr *wr,
+					 u64 *va, u32 *rkey, u8 *type,
+					 u8 *level)
+{
+	*va = wr->wr.flush.remote_addr;
+	*rkey = wr->wr.flush.rkey;
+	*type = wr->wr.flush.type;
+	*level = wr->wr.flush.level;
+}
+#else
+#define VROCE_COMPAT_FLUSH false
+#define VROCE_COMPAT_ACCESS_FLUSH_GLOBAL 0
+#define VROCE_COMPAT_ACCESS_FLUSH_PERSISTENT 0
+#define VROCE_COMPAT_DEVICE_FLUSH 0
+
+static inline void vroce_compat_wr_flush(const struct rxe_send_wr *wr,
+					 u64 *va, u32 *rkey, u8 *type,
+					 u8 *level)
+{
+	*va = 0;
+	*rkey = 0;
+	*type = 0;
+	*level = 0;
+}
+#endif
+#define VROCE_COMPAT_ACCESS_FLUSH (VROCE_COMPAT_ACCESS_FLUSH_GLOBAL | \
+				   VROCE_COMPAT_ACCESS_FLUSH_PERSISTENT)
 
 /*
  * Set VMA flags: vm_flags_set() from 6.3 on (vm_flags is read-only there),

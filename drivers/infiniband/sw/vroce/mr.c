@@ -44,8 +44,13 @@
  *   readers use READ_ONCE after smp_load_acquire(->valid). A transport
  *   that races a registration change with a data transfer on the same MR
  *   gets either view, never memory outside ->pages.
+ * - IB_ACCESS_FLUSH_PERSISTENT promises that an RDMA FLUSH makes the data
+ *   persistent: only an MR whose pages are all persistent memory grants it
+ *   (mr_persistence_ok()), checked when its pages are set (registration,
+ *   fast registration, reregistration of the access); -EINVAL otherwise.
  */
 
+#include <linux/ioport.h>
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -77,6 +82,27 @@ void vroce_mr_dev_uninit(struct vroce_dev *vdev)
 static u32 mr_index(u32 key)
 {
 	return key >> VROCE_MR_KEY_SHIFT;
+}
+
+/*
+ * May @access (with IB_ACCESS_FLUSH_PERSISTENT) be granted over @mr's
+ * pages? Only if each is persistent memory; a DMA MR's are not known.
+ */
+static bool mr_persistence_ok(const struct vroce_mr *mr, int access)
+{
+	u32 i;
+
+	if (!(access & VROCE_COMPAT_ACCESS_FLUSH_PERSISTENT))
+		return true;
+	if (mr->kind == VROCE_MR_DMA || !mr->npages)
+		return false;
+	for (i = 0; i < mr->npages; i++)
+		if (region_intersects(page_to_phys(mr->pages[i]), PAGE_SIZE,
+				      IORESOURCE_MEM,
+				      IORES_DESC_PERSISTENT_MEMORY) !=
+		    REGION_INTERSECTS)
+			return false;
+	return true;
 }
 
 static struct vroce_mr *mr_alloc(struct ib_pd *ibpd, enum vroce_mr_kind kind,
@@ -252,6 +278,8 @@ int vroce_mr_fast_reg(struct vroce_mr *mr, u32 key, int access)
 	if (iova + length < iova ||
 	    (iova & ~PAGE_MASK) + length > (u64)mr->npages << PAGE_SHIFT)
 		return -EINVAL;
+	if (!mr_persistence_ok(mr, access))
+		return -EINVAL;
 
 	WRITE_ONCE(mr->valid, false);
 	WRITE_ONCE(mr->iova, iova);
@@ -355,6 +383,10 @@ struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access)
 
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
+	if (!mr_persistence_ok(mr, access)) {
+		mr_free(mr);
+		return ERR_PTR(-EINVAL);
+	}
 	mr->iova = 0;
 	mr->length = U64_MAX;
 	err = mr_publish(mr);
@@ -422,6 +454,10 @@ struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = mr_collect_user_pages(mr);
 	if (err)
 		goto err_free;
+	if (!mr_persistence_ok(mr, access)) {
+		err = -EINVAL;
+		goto err_free;
+	}
 	err = mr_publish(mr);
 	if (err)
 		goto err_free;
@@ -456,6 +492,8 @@ struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		/* Pages pinned read-only cannot be made writable in place. */
 		if (ib_access_writable(access) && !mr->umem->writable)
 			return ERR_PTR(-EOPNOTSUPP);
+		if (!mr_persistence_ok(mr, access))
+			return ERR_PTR(-EINVAL);
 	}
 	/* Not under bound windows (their checks were made against these). */
 	xa_lock_irqsave(&mr->vdev->mws, irqflags);

@@ -8,6 +8,8 @@
 #include <linux/refcount.h>
 #include <rdma/ib_verbs.h>
 
+#include "compat.h"
+
 struct ib_umem;
 struct vroce_dev;
 
@@ -23,10 +25,14 @@ struct vroce_dev;
 #define VROCE_KEY_MW BIT(31)
 #define VROCE_MR_INDEX_MAX ((VROCE_KEY_MW - 1) >> VROCE_MR_KEY_SHIFT)
 
-/* Access bits a key can grant; all others are rejected at registration. */
+/*
+ * Access bits a key can grant; all others are rejected at registration.
+ * The FLUSH bits exist from 6.2 on (compat.h); persistence only over pages
+ * that are all persistent memory.
+ */
 #define VROCE_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND)
+			 IB_ACCESS_MW_BIND | VROCE_COMPAT_ACCESS_FLUSH)
 
 enum vroce_mr_kind {
 	VROCE_MR_DMA,	/* get_dma_mr: iova is a kernel virtual address */

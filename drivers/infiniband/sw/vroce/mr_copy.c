@@ -18,6 +18,8 @@
  *   any QP and any vroce device, with no lock; it is not atomic against
  *   plain CPU stores by the memory's owner (neither is a real RNIC's).
  *
+ * - vroce_mr_flush() makes what was placed in a range reach a placement
+ *   type of RDMA FLUSH.
  * - vroce_mr_pages() and vroce_sge_pages() hand out the pages of a user
  *   MR's range instead of copying it (a loopback frame's payload, tx.c).
  *   The pages are pinned only while the MR is registered: the callback
@@ -32,6 +34,7 @@
  */
 
 #include <linux/highmem.h>
+#include <linux/libnvdimm.h>
 #include <linux/minmax.h>
 
 #include "mr.h"
@@ -124,6 +127,61 @@ int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 	else
 		err = copy_pages(mr, mr_page_offset(mr, iova), buf, len, dir);
 	vroce_mr_exit(mr);
+	return err;
+}
+
+/* Write the CPU caches over [@offset, @offset + @len) of @mr back. */
+static int writeback_pages(struct vroce_mr *mr, u64 offset, u64 len)
+{
+	while (len) {
+		u32 in_page = offset & ~PAGE_MASK;
+		u32 chunk = min_t(u64, len, PAGE_SIZE - in_page);
+		struct page *page = mr_page(mr, offset);
+		void *va;
+
+		if (!page)
+			return -EFAULT;
+		va = kmap_local_page(page);
+		arch_wb_cache_pmem(va + in_page, chunk);
+		kunmap_local(va);
+		offset += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/**
+ * vroce_mr_flush - make a range of an MR reach an RDMA FLUSH placement type
+ * @mr: a referenced MR
+ * @iova: where in @mr (untrusted)
+ * @len: bytes (untrusted; 0 flushes nothing but still checks @iova)
+ * @persistent: persistence asked for, not only global visibility
+ *
+ * The data was placed by CPU copies that are complete: it is globally
+ * visible; a write barrier orders it before the answer that says so. For
+ * persistence, the CPU caches over the range are written back to memory
+ * (arch_wb_cache_pmem(): a no-op where the architecture has no pmem API).
+ * Only an MR whose pages are all persistent memory grants persistence
+ * (mr.c), so that memory holds the data once this returns.
+ *
+ * Return: 0, -EFAULT if the range is not inside @mr, or -EACCES if @mr is
+ * deregistered.
+ */
+int vroce_mr_flush(struct vroce_mr *mr, u64 iova, u64 len, bool persistent)
+{
+	int err = 0;
+
+	if (!vroce_mr_range_ok(mr, iova, len))
+		return -EFAULT;
+	if (!vroce_mr_enter(mr))
+		return -EACCES;
+	if (persistent && mr->kind == VROCE_MR_DMA)
+		err = -EFAULT;	/* cannot be: no DMA MR grants persistence */
+	else if (persistent)
+		err = writeback_pages(mr, mr_page_offset(mr, iova), len);
+	vroce_mr_exit(mr);
+	/* The placed data and written-back lines before the FLUSH's answer. */
+	wmb();
 	return err;
 }
 

@@ -48,6 +48,7 @@ struct vroce_sge_cursor {
 bool vroce_mr_range_ok(struct vroce_mr *mr, u64 iova, u64 len);
 int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 		  enum vroce_copy_dir dir);
+int vroce_mr_flush(struct vroce_mr *mr, u64 iova, u64 len, bool persistent);
 int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, enum vroce_atomic_op op,
 		    u64 compare_add, u64 swap, u64 *orig);
 void vroce_sge_cursor_init(struct vroce_sge_cursor *cur,

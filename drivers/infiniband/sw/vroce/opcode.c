@@ -85,6 +85,11 @@ const struct vroce_opcode_info vroce_opcodes[256] = {
 		.flags = PL | VROCE_OP_ONLY | ACK | VROCE_OP_REQUEST,
 		.qp_types = VROCE_QPT_RC,
 	},
+	[VROCE_OPCODE_RC_FLUSH] = {
+		.name = "RC_FLUSH", .hdrs = VROCE_HDR_FETH | VROCE_HDR_RETH,
+		.flags = VROCE_OP_ONLY | ACK | VROCE_OP_REQUEST,
+		.qp_types = VROCE_QPT_RC,
+	},
 	OP(RC_SEND_LAST_WITH_INVALIDATE, VROCE_HDR_IETH,
 	   PL | VROCE_OP_LAST | ACK | VROCE_OP_REQUEST, VROCE_QPT_RC),
 	OP(RC_SEND_ONLY_WITH_INVALIDATE, VROCE_HDR_IETH,
@@ -103,6 +108,7 @@ const struct vroce_opcode_info vroce_opcodes[256] = {
 
 static const u8 vroce_ext_hdr_bytes[VROCE_HDR_NUM] = {
 	[ilog2(VROCE_HDR_DETH)] = VROCE_DETH_BYTES,
+	[ilog2(VROCE_HDR_FETH)] = VROCE_FETH_BYTES,
 	[ilog2(VROCE_HDR_RETH)] = VROCE_RETH_BYTES,
 	[ilog2(VROCE_HDR_AETH)] = VROCE_AETH_BYTES,
 	[ilog2(VROCE_HDR_ATMACK)] = VROCE_ATMACK_BYTES,

@@ -10,6 +10,8 @@
 #define VROCE_OPCODE_CNP (IB_OPCODE_CNP | 0x01)
 /* RC RDMA ATOMIC WRITE (IBTA 1.5 A19); ib_pack.h has it from 6.2 on only. */
 #define VROCE_OPCODE_RC_ATOMIC_WRITE (IB_OPCODE_RC | 0x1d)
+/* RC RDMA FLUSH (IBTA 1.5 A19); ib_pack.h has it from 6.2 on only. */
+#define VROCE_OPCODE_RC_FLUSH (IB_OPCODE_RC | 0x1c)
 
 /*
  * Headers that may follow the BTH. The bit order is the order on the wire:
@@ -17,14 +19,15 @@
  */
 enum vroce_ext_hdr {
 	VROCE_HDR_DETH = BIT(0),
-	VROCE_HDR_RETH = BIT(1),
-	VROCE_HDR_AETH = BIT(2),
-	VROCE_HDR_ATMACK = BIT(3),
-	VROCE_HDR_ATMETH = BIT(4),
-	VROCE_HDR_IMMDT = BIT(5),
-	VROCE_HDR_IETH = BIT(6),
-	VROCE_HDR_CNP_PAD = BIT(7),
-	VROCE_HDR_NUM = 8,
+	VROCE_HDR_FETH = BIT(1),
+	VROCE_HDR_RETH = BIT(2),
+	VROCE_HDR_AETH = BIT(3),
+	VROCE_HDR_ATMACK = BIT(4),
+	VROCE_HDR_ATMETH = BIT(5),
+	VROCE_HDR_IMMDT = BIT(6),
+	VROCE_HDR_IETH = BIT(7),
+	VROCE_HDR_CNP_PAD = BIT(8),
+	VROCE_HDR_NUM = 9,
 };
 
 enum vroce_op_flags {
@@ -55,7 +58,7 @@ enum vroce_op_qpt {
  */
 struct vroce_opcode_info {
 	const char *name;
-	u8 hdrs;
+	u16 hdrs;
 	u8 flags;
 	u8 qp_types;
 };

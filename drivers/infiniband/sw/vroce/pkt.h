@@ -169,10 +169,44 @@ static inline u32 vroce_deth_sqpn(const struct vroce_deth *deth)
 	return FIELD_GET(VROCE_DETH_SQPN, be32_to_cpu(deth->sqpn));
 }
 
-/* FLUSH Extended Transport Header, 4 bytes. */
+/*
+ * FLUSH Extended Transport Header, 4 bytes: reserved(26), the selectivity
+ * level (2) and the placement type (4), a bit mask.
+ */
 struct vroce_feth {
 	__be32 bits;
 } __packed;
+
+#define VROCE_FETH_SEL		GENMASK(5, 4)
+#define VROCE_FETH_PLT		GENMASK(3, 0)
+
+/* Placement types: where the data must have reached when FLUSH answers. */
+enum vroce_flush_type {
+	VROCE_FLUSH_GLOBAL = BIT(0),		/* global visibility */
+	VROCE_FLUSH_PERSISTENT = BIT(1),	/* persistence */
+};
+
+/* Selectivity levels: what the FLUSH covers. */
+enum vroce_flush_level {
+	VROCE_FLUSH_RANGE = 0,	/* the RETH's range of the rkey's region */
+	VROCE_FLUSH_MR = 1,	/* the whole region the rkey names */
+};
+
+static inline __be32 vroce_feth_pack(u8 type, u8 level)
+{
+	return cpu_to_be32(FIELD_PREP(VROCE_FETH_SEL, level) |
+			   FIELD_PREP(VROCE_FETH_PLT, type));
+}
+
+static inline u8 vroce_feth_type(const struct vroce_feth *feth)
+{
+	return FIELD_GET(VROCE_FETH_PLT, be32_to_cpu(feth->bits));
+}
+
+static inline u8 vroce_feth_level(const struct vroce_feth *feth)
+{
+	return FIELD_GET(VROCE_FETH_SEL, be32_to_cpu(feth->bits));
+}
 
 /* The 16 reserved (zero) bytes that follow the BTH of a CNP. */
 struct vroce_cnp_pad {

@@ -32,7 +32,8 @@
  * the cursor and checked there, mr_copy.c), inline data (at most the
  * copy's length) and ATOMIC WRITE's value (8 bytes, once). The fields it
  * sends without interpreting (remote address, rkey, immediate data,
- * compare/swap values) need no check here; UD's ah_num is looked up in
+ * compare/swap values, a FLUSH's placement type and level, which the
+ * responder checks) need no check here; UD's ah_num is looked up in
  * the device's AH table within the QP's PD (ah.c) and a UD WQE's length
  * is bounded by the port MTU (ud.c). A producer index that moved back
  * below the requester's next WQE reads as "nothing posted".

@@ -42,8 +42,10 @@
 #include "task.h"
 #include "timers.h"
 
+/* The RDMA FLUSH placement types a peer may ask for: kernels 6.2+. */
 #define VROCE_QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			       VROCE_COMPAT_ACCESS_FLUSH)
 
 static int vroce_qp_check_av(const struct rdma_ah_attr *ah)
 {

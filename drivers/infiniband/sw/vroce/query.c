@@ -53,7 +53,8 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				 VROCE_COMPAT_DEVICE_ATOMIC_WRITE;
+				 VROCE_COMPAT_DEVICE_ATOMIC_WRITE |
+				 VROCE_COMPAT_DEVICE_FLUSH;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 }
 

@@ -12,7 +12,9 @@
  * the bounds checked then.
  *
  * Each packet carries up to the path MTU; a message takes consecutive
- * PSNs (a READ request takes as many as it has response packets). To a QP
+ * PSNs (a READ request takes as many as it has response packets; an atomic,
+ * ATOMIC WRITE or FLUSH one, without payload but for the ATOMIC WRITE's
+ * 8 bytes). To a QP
  * of this device (internal loopback), a run of packets of one message goes
  * out as one ONLY, FIRST, MIDDLE or LAST frame of up to VROCE_LOOP_PAYLOAD
  * bytes and takes one PSN per path MTU (vroce_req_segs()). The requester
@@ -128,7 +130,7 @@ static bool vroce_wr_rd_atomic(u32 opcode)
 {
 	return opcode == IB_WR_RDMA_READ || opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
-	       opcode == VROCE_WR_ATOMIC_WRITE;
+	       opcode == VROCE_WR_ATOMIC_WRITE || opcode == VROCE_WR_FLUSH;
 }
 
 static bool vroce_wr_local(u32 opcode)
@@ -402,6 +404,11 @@ static bool vroce_req_start_new(struct vroce_qp *qp)
 	if (sw->wr.opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	    sw->wr.opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
 		sw->length = sizeof(u64);
+	/* A FLUSH's length is the remote range's: it carries no payload. */
+	if (sw->wr.opcode == VROCE_WR_FLUSH) {
+		sw->flush_len = sw->length;
+		sw->length = 0;
+	}
 	if (sw->wr.opcode == VROCE_WR_ATOMIC_WRITE &&
 	    !vroce_req_atomic_write_value(qp, slot, sw)) {
 		req->next_new = vroce_sq_next(qp, slot);
@@ -459,10 +466,27 @@ static u8 vroce_req_send_opcode(u32 wr_opcode, bool first, bool last)
 		return IB_OPCODE_RC_FETCH_ADD;
 	case VROCE_WR_ATOMIC_WRITE:
 		return VROCE_OPCODE_RC_ATOMIC_WRITE;
+	case VROCE_WR_FLUSH:
+		return VROCE_OPCODE_RC_FLUSH;
 	default:
 		break;
 	}
 	return send[first][last];
+}
+
+/* A FLUSH's FETH and RETH (the rxe ABI has its own fields for them). */
+static void vroce_req_flush_ext(const struct vroce_swqe *sw,
+				struct vroce_ext_hdrs *ext)
+{
+	u8 type, level;
+	u32 rkey;
+	u64 va;
+
+	vroce_compat_wr_flush(&sw->wr, &va, &rkey, &type, &level);
+	ext->feth.bits = vroce_feth_pack(type, level);
+	ext->reth.va = cpu_to_be64(va);
+	ext->reth.rkey = cpu_to_be32(rkey);
+	ext->reth.len = cpu_to_be32(sw->flush_len);
 }
 
 /* Extension headers of a request packet. */
@@ -484,6 +508,8 @@ static void vroce_req_ext(struct vroce_qp *qp, const struct vroce_swqe *sw,
 	ext->atmeth.swap_add = cpu_to_be64(cmp ? wr->wr.atomic.swap :
 					   wr->wr.atomic.compare_add);
 	ext->atmeth.compare = cpu_to_be64(cmp ? wr->wr.atomic.compare_add : 0);
+	if (wr->opcode == VROCE_WR_FLUSH)
+		vroce_req_flush_ext(sw, ext);
 }
 
 /* @done: payload bytes of the packet taken so far (req.cur moved past) */

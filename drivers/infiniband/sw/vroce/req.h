@@ -57,17 +57,19 @@ struct vroce_qp;
 /**
  * struct vroce_swqe - the transport's copy of a send WQE being executed
  * @wr: the WR, copied out of the ring and checked once (vroce_sq_peek())
- * @length: total bytes (SGE list or inline)
+ * @length: total payload bytes (SGE list or inline; 0 for a FLUSH)
  * @num_sge: SGEs (bounded by the QP's max_sge)
  * @first_psn: PSN of its first packet
  * @last_psn: PSN of its last packet (READ: of its last response)
  * @done: acknowledged or executed; completes when it reaches the head
  * @status: the completion status once @done
  * @atomic_wr: an ATOMIC WRITE's 8 bytes, as the WQE gave them
+ * @flush_len: a FLUSH's remote length (RETH), as the WQE gave it
  */
 struct vroce_swqe {
 	struct rxe_send_wr wr;
 	u64 atomic_wr;
+	u32 flush_len;
 	u32 length;
 	u32 num_sge;
 	u32 first_psn;

@@ -43,8 +43,10 @@
  * ACK goes out once the queued packets are handled, or before any other
  * response (READ data, atomic ACK, NAK) so responses stay in PSN order.
  *
- * The QP's own access flags (qp_access_flags) gate RDMA WRITE, READ and
- * atomics before any rkey is looked at.
+ * RDMA FLUSH (vroce_resp_rdma_flush()) is answered like an ATOMIC WRITE.
+ *
+ * The QP's own access flags (qp_access_flags) gate RDMA WRITE, READ,
+ * atomics and FLUSH before any rkey is looked at.
  *
  * Errors (IBTA class B/C): invalid request (bad opcode sequence, lengths)
  * and remote access errors NAK the request and move the QP to ERR; a
@@ -55,6 +57,7 @@
  * Context: the QP's task (task.c), which owns the state.
  */
 
+#include "compat.h"
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
@@ -639,6 +642,96 @@ static int vroce_resp_atomic_write(struct vroce_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
+/* The access bits a FLUSH's placement types need; 0 if none is valid. */
+static int vroce_resp_flush_access(u8 type)
+{
+	int access = 0;
+
+	if (!VROCE_COMPAT_FLUSH || !type ||
+	    (type & ~(VROCE_FLUSH_GLOBAL | VROCE_FLUSH_PERSISTENT)))
+		return 0;
+	if (type & VROCE_FLUSH_GLOBAL)
+		access |= VROCE_COMPAT_ACCESS_FLUSH_GLOBAL;
+	if (type & VROCE_FLUSH_PERSISTENT)
+		access |= VROCE_COMPAT_ACCESS_FLUSH_PERSISTENT;
+	return access;
+}
+
+/*
+ * The MR a FLUSH covers and the range of it: the RETH's range of the
+ * rkey's MR or window, or (selectivity level MR) all of the MR the rkey
+ * names; a window's rkey names no MR for that. NULL if not granted.
+ */
+static struct vroce_mr *vroce_resp_flush_mr(struct vroce_qp *qp,
+					    const struct vroce_reth *reth,
+					    u8 level, int access, u64 *va,
+					    u64 *len)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	u32 rkey = be32_to_cpu(reth->rkey);
+	struct vroce_mr *mr;
+
+	if (level == VROCE_FLUSH_RANGE) {
+		*va = be64_to_cpu(reth->va);
+		*len = be32_to_cpu(reth->len);
+		return vroce_rkey_get(vdev, &qp->ibqp, rkey, *va, *len, access);
+	}
+	if (rkey & VROCE_KEY_MW)
+		return NULL;
+	mr = vroce_mr_get(vdev, rkey, qp->ibqp.pd, access);
+	if (mr) {
+		*va = READ_ONCE(mr->iova);
+		*len = READ_ONCE(mr->length);
+	}
+	return mr;
+}
+
+/*
+ * RDMA FLUSH (IBTA 1.5 A19): no payload; the FETH names the placement
+ * types (a mask) and the selectivity level. The QP and the rkey must grant
+ * the FLUSH access bit of each type asked for. Everything this responder
+ * executed before is placed already (it executes in PSN order, and every
+ * copy is done when it returns); the flush makes it reach the type
+ * (vroce_mr_flush()). Like an ATOMIC WRITE it takes a responder resource
+ * and is answered by an RDMA READ response without payload; a duplicate is
+ * answered from its record.
+ */
+static int vroce_resp_rdma_flush(struct vroce_qp *qp, struct sk_buff *skb,
+				 u32 psn)
+{
+	struct vroce_feth *feth = vroce_pkt_hdr(skb, VROCE_HDR_FETH);
+	struct vroce_reth *reth = vroce_pkt_hdr(skb, VROCE_HDR_RETH);
+	u8 type = vroce_feth_type(feth), level = vroce_feth_level(feth);
+	int access = vroce_resp_flush_access(type);
+	struct vroce_mr *mr = NULL;
+	u64 va, len;
+	int err;
+
+	if (!access || level > VROCE_FLUSH_MR || vroce_rx_cb(skb)->paylen) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR);
+		return -EAGAIN;
+	}
+	if (vroce_resp_qp_allows(qp, access))
+		mr = vroce_resp_flush_mr(qp, reth, level, access, &va, &len);
+	if (!mr) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
+	err = vroce_mr_flush(mr, va, len, type & VROCE_FLUSH_PERSISTENT);
+	vroce_mr_put(mr);
+	if (err) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
+	vroce_resp_new_res(qp, true, psn);
+	qp->resp.msn++;
+	vroce_resp_send_atomic_write_ack(qp, psn);
+	return 0;
+}
+
 /* Does @opcode fit the message in progress (IBTA opcode sequence)? */
 static bool vroce_resp_seq_ok(struct vroce_qp *qp,
 			      const struct vroce_opcode_info *op, u8 opcode)
@@ -677,10 +770,12 @@ static int vroce_resp_execute(struct vroce_qp *qp, struct sk_buff *skb,
 		return vroce_resp_read(qp, skb, psn);
 	if (opcode == VROCE_OPCODE_RC_ATOMIC_WRITE)
 		return vroce_resp_atomic_write(qp, skb, psn);
+	if (opcode == VROCE_OPCODE_RC_FLUSH)
+		return vroce_resp_rdma_flush(qp, skb, psn);
 	return vroce_resp_atomic(qp, skb, psn);
 }
 
-/* The record of the atomic (or ATOMIC WRITE) at @psn, if still kept. */
+/* The record of the atomic (ATOMIC WRITE, FLUSH) at @psn, if still kept. */
 static struct vroce_rd_res *vroce_resp_find_atomic(struct vroce_qp *qp,
 						   u32 psn)
 {
@@ -764,6 +859,7 @@ static void vroce_resp_duplicate(struct vroce_qp *qp, struct sk_buff *skb,
 			vroce_resp_count(qp, VROCE_CNT_DUPLICATE_DROPPED);
 		return;
 	case VROCE_OPCODE_RC_ATOMIC_WRITE:
+	case VROCE_OPCODE_RC_FLUSH:
 		if (vroce_resp_find_atomic(qp, psn))
 			vroce_resp_send_atomic_write_ack(qp, psn);
 		else
@@ -855,12 +951,13 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 	} else if (!vroce_resp_execute(qp, skb, op, psn, segs)) {
 		qp->resp.nak_sent = false;
 		qp->resp.epsn = vroce_psn_add(qp->resp.epsn, segs);
-		/* READs, atomics and ATOMIC WRITEs had their own response. */
+		/* READs, atomics, ATOMIC WRITEs, FLUSHes had their own response. */
 		if (vroce_bth_ackreq(bth) &&
 		    bth->opcode != IB_OPCODE_RC_RDMA_READ_REQUEST &&
 		    bth->opcode != IB_OPCODE_RC_COMPARE_SWAP &&
 		    bth->opcode != IB_OPCODE_RC_FETCH_ADD &&
-		    bth->opcode != VROCE_OPCODE_RC_ATOMIC_WRITE)
+		    bth->opcode != VROCE_OPCODE_RC_ATOMIC_WRITE &&
+		    bth->opcode != VROCE_OPCODE_RC_FLUSH)
 			vroce_resp_ack_later(qp, vroce_psn_add(psn, segs - 1));
 	}
 	consume_skb(skb);	/* handled, even if ignored: not a drop */

@@ -246,6 +246,8 @@ static const void *vroce_tx_ext_src(const struct vroce_ext_hdrs *ext,
 	switch (hdr) {
 	case VROCE_HDR_DETH:
 		return &ext->deth;
+	case VROCE_HDR_FETH:
+		return &ext->feth;
 	case VROCE_HDR_RETH:
 		return &ext->reth;
 	case VROCE_HDR_AETH:

@@ -22,6 +22,7 @@ struct vroce_qp;
  */
 struct vroce_ext_hdrs {
 	struct vroce_deth deth;
+	struct vroce_feth feth;
 	struct vroce_reth reth;
 	struct vroce_aeth aeth;
 	struct vroce_atmack atmack;

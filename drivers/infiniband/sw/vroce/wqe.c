@@ -34,9 +34,9 @@
 		     BIT_ULL(IB_WR_ATOMIC_CMP_AND_SWP) | \
 		     BIT_ULL(IB_WR_ATOMIC_FETCH_AND_ADD))
 
-/* Opcodes below 64 a QP type accepts; REG_MR (kernel), BIND_MW and
- * ATOMIC_WRITE (user: ib_core defines no kernel WR for it) are handled in
- * vroce_wr_opcode_ok().
+/* Opcodes below 64 a QP type accepts; REG_MR (kernel), BIND_MW, ATOMIC_WRITE
+ * and FLUSH (user: ib_core defines no kernel WR for them; FLUSH from 6.2 on)
+ * are handled in vroce_wr_opcode_ok().
  */
 static const u64 vroce_wr_opcodes[] = {
 	[IB_QPT_GSI] = VROCE_WR_BASIC,
@@ -56,6 +56,8 @@ static bool vroce_wr_opcode_ok(const struct vroce_qp *qp, u32 opcode)
 		return connected && qp->is_user;
 	if (opcode == VROCE_WR_ATOMIC_WRITE)
 		return type == IB_QPT_RC && qp->is_user;
+	if (opcode == VROCE_WR_FLUSH)
+		return VROCE_COMPAT_FLUSH && type == IB_QPT_RC && qp->is_user;
 	if (type >= ARRAY_SIZE(vroce_wr_opcodes) || opcode >= 64)
 		return false;
 	return vroce_wr_opcodes[type] & BIT_ULL(opcode);
@@ -305,6 +307,8 @@ enum ib_wc_opcode vroce_wr_to_wc_opcode(u32 wr_opcode)
 		return IB_WC_BIND_MW;
 	case VROCE_WR_ATOMIC_WRITE:
 		return VROCE_WC_ATOMIC_WRITE;
+	case VROCE_WR_FLUSH:
+		return VROCE_WC_FLUSH;
 	default:
 		return IB_WC_SEND;
 	}
