@@ -88,17 +88,17 @@
 
 /* Extension headers, in the order they follow the BTH (opcode.c). */
 enum {
-	H_DETH = 1, H_RETH = 2, H_AETH = 4, H_ATMACK = 8, H_ATMETH = 16,
-	H_IMMDT = 32, H_IETH = 64, H_CNP = 128,
+	H_DETH = 1, H_FETH = 2, H_RETH = 4, H_AETH = 8, H_ATMACK = 16,
+	H_ATMETH = 32, H_IMMDT = 64, H_IETH = 128, H_CNP = 256,
 };
 
-static const uint8_t hdr_bytes[8] = { 8, 16, 4, 8, 28, 4, 4, 16 };
+static const uint8_t hdr_bytes[9] = { 8, 4, 16, 4, 8, 28, 4, 4, 16 };
 
 enum { Q_RC = 1, Q_UC = 2, Q_UD = 4, Q_NONE = 8 };
 
 struct opi {
 	bool known;
-	uint8_t hdrs;
+	uint16_t hdrs;
 	bool payload;
 	uint8_t qpt;
 	bool request;
@@ -106,7 +106,7 @@ struct opi {
 
 static struct opi ops[256];
 
-static void op_set(int code, uint8_t hdrs, bool pl, uint8_t qpt, bool req)
+static void op_set(int code, uint16_t hdrs, bool pl, uint8_t qpt, bool req)
 {
 	ops[code] = (struct opi){ true, hdrs, pl, qpt, req };
 }
@@ -135,17 +135,18 @@ static void ops_init(void)
 	op_set(0x14, H_ATMETH, false, Q_RC, true);	/* fetch and add */
 	op_set(0x16, H_IETH, true, Q_RC, true);	/* SEND with invalidate */
 	op_set(0x17, H_IETH, true, Q_RC, true);
+	op_set(0x1c, H_FETH | H_RETH, false, Q_RC, true);	/* FLUSH */
 	op_set(0x1d, H_RETH, true, Q_RC, true);	/* ATOMIC WRITE */
 	op_set(0x64, H_DETH, true, Q_UD, true);
 	op_set(0x65, H_DETH | H_IMMDT, true, Q_UD, true);
 	op_set(0x81, H_CNP, false, Q_NONE, false);
 }
 
-static unsigned int hdr_len(uint8_t hdrs)
+static unsigned int hdr_len(uint16_t hdrs)
 {
 	unsigned int b, len = 0;
 
-	for (b = 0; b < 8; b++)
+	for (b = 0; b < 9; b++)
 		if (hdrs & (1u << b))
 			len += hdr_bytes[b];
 	return len;
@@ -668,7 +669,7 @@ static int seed_opcode(enum target t)
 	static const uint8_t rc[] = {
 		0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09,
 		0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x11, 0x11,
-		0x12, 0x13, 0x14, 0x16, 0x17, 0x1d, 0x81,
+		0x12, 0x13, 0x14, 0x16, 0x17, 0x1c, 0x1d, 0x81,
 	};
 	int op;
 
@@ -743,6 +744,12 @@ static unsigned int seed_body(uint8_t *p, int op, uint32_t qpn,
 			       chance(90) ? UD_QKEY : (uint32_t)rnd());
 		put32(p + off + 4, b.live->qp_num);
 		off += 8;
+	}
+	if (o->hdrs & H_FETH) {
+		/* Placement type and selectivity level, sometimes bad. */
+		put32(p + off, chance(90) ? 1 + rn(2) + 16 * rn(2) :
+					    (uint32_t)rnd());
+		off += 4;
 	}
 	if (o->hdrs & H_RETH) {
 		put32(p + off, va >> 32);

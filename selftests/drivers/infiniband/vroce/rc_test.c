@@ -28,12 +28,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "../../../kselftest_harness.h"
 #include "vroce_test.h"
+#include "vroce_ring.h"
 
 /* A hang guard on every wait for a completion, not a timing assertion. */
 #define POLL_TIMEOUT_S	60
@@ -792,6 +794,206 @@ TEST_F_TIMEOUT(rc, atomic_write, TEST_TIMEOUT_S)
 	ASSERT_WC(a->scq, a->qp, 0x4100, IBV_WC_REM_INV_REQ_ERR, 0,
 		  NULL);
 	expect_qp_err(_metadata, a->qp);
+}
+
+/*
+ * RDMA FLUSH (IBTA 1.5 A19), in ib_core and the rxe ABI from 6.2 on. The
+ * host's libibverbs may predate ibv_wr_flush(): the test posts placeholder
+ * WQEs while a is in RTR (the refused doorbell leaves them in the ring),
+ * rewrites them into FLUSH WQEs as the rxe provider lays them out, and
+ * moves a to RTS. Values from ib_user_verbs.h.
+ */
+#define WR_FLUSH		14
+#define WC_FLUSH		8
+#define ACCESS_FLUSH_GLOBAL	(1 << 8)
+#define ACCESS_FLUSH_PERSISTENT	(1 << 9)
+#define DEVICE_FLUSH_GLOBAL	(1ull << 38)
+#define DEVICE_FLUSH_PERSISTENT	(1ull << 39)
+#define FLUSH_GLOBAL		1	/* placement types */
+#define FLUSH_PERSISTENT	2
+#define FLUSH_RANGE		0	/* selectivity levels */
+#define FLUSH_MR		1
+
+/* struct rxe_send_wr's wr.flush (rdma_user_rxe.h from 6.2 on). */
+struct flush_wr {
+	uint64_t remote_addr;
+	uint32_t length;
+	uint32_t rkey;
+	uint8_t type;
+	uint8_t level;
+};
+
+struct flush_case {
+	uint32_t rkey;
+	uint64_t va;
+	uint32_t len;
+	uint8_t type;
+	uint8_t level;
+	enum ibv_wc_status status;	/* a's completion */
+};
+
+/* Has the kernel ib_core's FLUSH (6.2 or later)? */
+static int kernel_has_flush(void)
+{
+	struct utsname u;
+	int major, minor;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major > 6 || (major == 6 && minor >= 2);
+}
+
+/* A placeholder WQE on a (in RTR) rewritten into the FLUSH @c. */
+static void flush_post(struct __test_metadata *_metadata, struct side *a,
+		       const struct flush_case *c, uint64_t wr_id)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct rxe_queue_buf *ring;
+	struct rxe_send_wqe *w;
+	struct flush_wr *f;
+	size_t esize;
+
+	ibv_post_send(a->qp, &wr, &bad);	/* the doorbell fails in RTR */
+	w = vroce_sq_find(wr_id, &esize, &ring);
+	ASSERT_NE(NULL, w) TH_LOG("WQE %#llx not in a mapped SQ",
+				  (unsigned long long)wr_id);
+	f = (struct flush_wr *)&w->wr.wr;
+	w->wr.opcode = WR_FLUSH;
+	memset(f, 0, sizeof(*f));
+	f->remote_addr = c->va;
+	f->rkey = c->rkey;
+	f->type = c->type;
+	f->level = c->level;
+	w->iova = c->va;
+	w->dma.length = c->len;
+	w->dma.resid = c->len;
+	w->dma.num_sge = 0;
+	__sync_synchronize();
+}
+
+/*
+ * Connect b (its QP granting @access) and a, post @n FLUSHes on a, and
+ * check their completions in order: FLUSH on success.
+ */
+static void flush_run(struct __test_metadata *_metadata, struct side *a,
+		      struct side *b, unsigned int access,
+		      const struct flush_case *c, unsigned int n)
+{
+	struct vroce_rc_path pa = {
+		VROCE_RC_DEFAULTS, .dest_qpn = b->qp->qp_num,
+		.dgid = b->dev.gid, .sgid_idx = a->dev.gid_idx,
+		.mtu = a->dev.mtu, .sq_psn = A_PSN, .rq_psn = B_PSN,
+	};
+	struct vroce_rc_path pb = {
+		VROCE_RC_DEFAULTS, .dest_qpn = a->qp->qp_num,
+		.dgid = a->dev.gid, .sgid_idx = b->dev.gid_idx,
+		.mtu = b->dev.mtu, .sq_psn = B_PSN, .rq_psn = A_PSN,
+	};
+	struct ibv_wc wc;
+	unsigned int i;
+
+	pb.access |= access;
+	/* The placement types in qp_access_flags bring a QP to INIT. */
+	ASSERT_EQ(0, vroce_rc_connect(b->qp, &pb)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, vroce_rc_init(a->qp, &pa)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, vroce_rc_rtr(a->qp, &pa)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < n; i++)
+		flush_post(_metadata, a, &c[i], 0xf1000 + i);
+	ASSERT_EQ(0, vroce_rc_rts(a->qp, &pa)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < n; i++) {
+		ASSERT_WC(a->scq, a->qp, 0xf1000 + i, c[i].status, WC_FLUSH,
+			  &wc);
+		if (c[i].status != IBV_WC_SUCCESS)
+			break;
+	}
+	if (i < n)
+		expect_qp_err(_metadata, a->qp);
+}
+
+/* A second MR over [1, 2) MiB of b's buffer with @access. */
+static struct ibv_mr *flush_mr(struct side *b, int access)
+{
+	return ibv_reg_mr(b->dev.pd, b->dev.buf + (1u << 20), 1u << 20,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  access);
+}
+
+/*
+ * The device claims both placement types; a region of ordinary memory
+ * cannot promise persistence (EINVAL), global visibility it can. FLUSH of
+ * a range, of a whole region (whatever the RETH says), of zero bytes: each
+ * completes as FLUSH. Then a FLUSH through an rkey without the FLUSH
+ * access bit is a remote access error.
+ */
+TEST_F_TIMEOUT(rc, flush, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	uintptr_t base = (uintptr_t)b->dev.buf + (1u << 20);
+	struct ibv_device_attr_ex dattr;
+	struct ibv_mr *mr;
+
+	if (!kernel_has_flush())
+		SKIP(return, "no RDMA FLUSH in ib_core before 6.2");
+	ASSERT_EQ(0, ibv_query_device_ex(a->dev.ctx, NULL, &dattr));
+	EXPECT_EQ(DEVICE_FLUSH_GLOBAL | DEVICE_FLUSH_PERSISTENT,
+		  dattr.device_cap_flags_ex &
+		  (DEVICE_FLUSH_GLOBAL | DEVICE_FLUSH_PERSISTENT));
+	mr = flush_mr(b, ACCESS_FLUSH_PERSISTENT);
+	EXPECT_EQ(NULL, mr);
+	EXPECT_EQ(EINVAL, errno);
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = flush_mr(b, ACCESS_FLUSH_GLOBAL);
+	ASSERT_NE(NULL, mr) TH_LOG("reg_mr FLUSH_GLOBAL: %s", strerror(errno));
+	{
+		const struct flush_case c[] = {
+			{ mr->rkey, base + 4096, 8192, FLUSH_GLOBAL,
+			  FLUSH_RANGE, IBV_WC_SUCCESS },
+			{ mr->rkey, base + 12345, 0, FLUSH_GLOBAL,
+			  FLUSH_RANGE, IBV_WC_SUCCESS },
+			{ mr->rkey, 0x1234, 0x7fffffff, FLUSH_GLOBAL,
+			  FLUSH_MR, IBV_WC_SUCCESS },
+			{ b->dev.mr->rkey, (uintptr_t)b->dev.buf, 4096,
+			  FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR },
+		};
+
+		flush_run(_metadata, a, b,
+			  ACCESS_FLUSH_GLOBAL | ACCESS_FLUSH_PERSISTENT, c,
+			  ARRAY_SIZE(c));
+	}
+	ibv_dereg_mr(mr);
+}
+
+/*
+ * Persistence asked of a region that grants only global visibility: a
+ * remote access error (after a FLUSH of global visibility succeeded).
+ */
+TEST_F_TIMEOUT(rc, flush_violations, TEST_TIMEOUT_S)
+{
+	struct side *a = &self->a, *b = &self->b;
+	uintptr_t base = (uintptr_t)b->dev.buf + (1u << 20);
+	struct ibv_mr *mr;
+
+	if (!kernel_has_flush())
+		SKIP(return, "no RDMA FLUSH in ib_core before 6.2");
+	mr = flush_mr(b, ACCESS_FLUSH_GLOBAL);
+	ASSERT_NE(NULL, mr) TH_LOG("reg_mr FLUSH_GLOBAL: %s", strerror(errno));
+	{
+		const struct flush_case c[] = {
+			{ mr->rkey, base, 4096, FLUSH_GLOBAL, FLUSH_RANGE,
+			  IBV_WC_SUCCESS },
+			{ mr->rkey, base, 4096, FLUSH_PERSISTENT, FLUSH_RANGE,
+			  IBV_WC_REM_ACCESS_ERR },
+		};
+
+		flush_run(_metadata, a, b,
+			  ACCESS_FLUSH_GLOBAL | ACCESS_FLUSH_PERSISTENT, c,
+			  ARRAY_SIZE(c));
+	}
+	ibv_dereg_mr(mr);
 }
 
 TEST_F_TIMEOUT(rc, atomic_fetch_add_burst, TEST_TIMEOUT_S)

@@ -63,8 +63,11 @@
 enum {
 	OP_WRITE = 0, OP_WRITE_IMM = 1, OP_SEND = 2, OP_SEND_IMM = 3,
 	OP_READ = 4, OP_CAS = 5, OP_FAA = 6, OP_LOCAL_INV = 7,
-	OP_BIND_MW = 8, OP_SEND_INV = 9, OP_ATOMIC_WRITE = 15,
+	OP_BIND_MW = 8, OP_SEND_INV = 9, OP_FLUSH = 14, OP_ATOMIC_WRITE = 15,
 };
+/* IB_UVERBS_DEVICE_FLUSH_GLOBAL: the device takes FLUSH WQEs (6.2+). */
+#define DEVICE_FLUSH_GLOBAL	(1ull << 38)
+static bool dev_flush;
 #define FLAGS_KNOWN	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
 			 IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
@@ -153,6 +156,8 @@ static bool opcode_ok(enum kind k, uint32_t op)
 	case OP_SEND_INV:
 	case OP_ATOMIC_WRITE:
 		return k == K_RC;
+	case OP_FLUSH:
+		return k == K_RC && dev_flush;
 	default:
 		return false;
 	}
@@ -811,11 +816,14 @@ static int fz_open(struct fz *f)
 {
 	const char *name = getenv("VROCE_DEV");
 	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
+	struct ibv_device_attr_ex dattr;
 	struct ibv_mr *stale;
 	uint32_t i;
 
 	if (vroce_dev_open(&f->dev, name, "VROCE_GID"))
 		return -1;
+	if (!ibv_query_device_ex(f->dev.ctx, NULL, &dattr))
+		dev_flush = dattr.device_cap_flags_ex & DEVICE_FLUSH_GLOBAL;
 	f->pd = ibv_alloc_pd(f->dev.ctx);
 	f->pd2 = ibv_alloc_pd(f->dev.ctx);
 	f->buf = aligned_alloc(4096, BUF_SIZE);
