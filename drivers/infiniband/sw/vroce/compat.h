@@ -23,6 +23,7 @@
 #ifndef _VROCE_COMPAT_H
 #define _VROCE_COMPAT_H
 
+#include <linux/capability.h>
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/version.h>
@@ -156,17 +157,24 @@ static inline void vroce_compat_vm_flags_set(struct vm_area_struct *vma,
 }
 
 /*
- * May the calling task give a user QP a controlled Q_Key (high bit set)?
- * ib_core's answer: CAP_NET_RAW in the initial user namespace, or anyone
- * after "rdma system set privileged-qkey on". rdma_nl_get_privileged_qkey()
- * is exported by ib_core in both kernels (Debian's 6.1 has it from a
- * stable update) but declared only in its private core_priv.h.
+ * May the calling task give a user QP of @dev a controlled Q_Key (high bit
+ * set)? ib_core's rule: anyone after "rdma system set privileged-qkey on",
+ * else CAP_NET_RAW in the user namespace that owns @dev's network
+ * namespace (init_net's in shared mode, where devices never move).
+ * rdma_nl_get_privileged_qkey() is exported by ib_core in every supported
+ * kernel (Debian's 6.1 has it from a stable update) but declared only in
+ * its private core_priv.h; up to 6.15 it also tests capable(CAP_NET_RAW),
+ * from 6.16 on (and stable updates since) only the setting. The
+ * namespace-aware capability test is made here in every kernel.
  */
 bool rdma_nl_get_privileged_qkey(void);
 
-static inline bool vroce_compat_privileged_qkey(void)
+static inline bool vroce_compat_privileged_qkey(struct ib_device *dev)
 {
-	return rdma_nl_get_privileged_qkey();
+	struct net *net = read_pnet(&dev->coredev.rdma_net);
+
+	return rdma_nl_get_privileged_qkey() ||
+	       ns_capable(net->user_ns, CAP_NET_RAW);
 }
 
 /*

@@ -98,13 +98,13 @@ static int vroce_qp_check_attr(const struct ib_device_attr *dattr,
  * A user QP gets a controlled Q_Key only from a privileged caller (the
  * IBTA Q_Key rules); modify_qp runs in the caller's context. Kernel QPs
  * (the GSI QP, kernel ULPs) may set any. uverbs checks the same before
- * calling us in both supported kernels; the driver does not rely on it.
+ * calling us in every supported kernel; the driver does not rely on it.
  */
 static int vroce_qp_check_qkey(const struct vroce_qp *qp,
 			       const struct ib_qp_attr *attr, int mask)
 {
 	if (!(mask & IB_QP_QKEY) || !(attr->qkey & VROCE_QKEY_PRIVILEGED) ||
-	    !qp->is_user || vroce_compat_privileged_qkey())
+	    !qp->is_user || vroce_compat_privileged_qkey(qp->ibqp.device))
 		return 0;
 	return -EPERM;
 }
