@@ -9,8 +9,9 @@
 # frame_fuzz.sh (hostile frames beside a verified RC transfer), netem.sh
 # (RC WRITE/READ/SEND through loss, reordering, duplication and corruption,
 # congestion control on), ud.sh, rc.sh (every opcode, RoCE v1 and v2),
-# kill.sh (processes killed mid-transfer), lifecycle.sh and netns_race.sh
-# (device, netdev and namespace removal races). A cycle is counted once it
+# kill.sh (processes killed mid-transfer), teardown.sh (devices, netdevs,
+# namespaces and the module removed under RC traffic), lifecycle.sh and
+# netns_race.sh (device, netdev and namespace removal races). A cycle is counted once it
 # ends; the last one is not started after the deadline.
 #
 # The last line is
@@ -27,7 +28,7 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
-SOAK_TESTS=${SOAK_TESTS:-ring_fuzz.sh frame_fuzz.sh netem.sh ud.sh rc.sh kill.sh lifecycle.sh netns_race.sh}
+SOAK_TESTS=${SOAK_TESTS:-ring_fuzz.sh frame_fuzz.sh netem.sh ud.sh rc.sh kill.sh teardown.sh lifecycle.sh netns_race.sh}
 
 # In the guest: cycles until DEADLINE (epoch seconds); the tests' KTAP
 # goes to OUT/cycle-N.tap.
@@ -91,7 +92,7 @@ main() {
 		{ tail -20 "$out/build.log"; exit 1; }
 	"$TOP/tools/ksft.sh" build >"$out/ksft-build.log" 2>&1 ||
 		{ tail -20 "$out/ksft-build.log"; exit 1; }
-	mapfile -t knobs < <(env | grep -E '^((RING_FUZZ|FRAME_FUZZ|NETEM|KILL|LIFECYCLE|NETNS_RACE|UD|RC)_[A-Z_]*|VROCE_TIMES)=')
+	mapfile -t knobs < <(env | grep -E '^((RING_FUZZ|FRAME_FUZZ|NETEM|KILL|TEARDOWN|LIFECYCLE|NETNS_RACE|UD|RC)_[A-Z_]*|VROCE_TIMES)=')
 	deadline=$(($(date +%s) + minutes * 60))
 	echo "soak: $minutes min on the debug kernel: $SOAK_TESTS"
 	# One cycle may start just before the deadline: an hour of margin.

@@ -38,7 +38,9 @@
 #   - IPv6: the target's device removed (with the IPv4 port's listener)
 #     and created again, nvmet-rdma reloaded to use SRQs (use_srq=1), no
 #     inline data beyond the default; pattern and odd IO as above, then a controller
-#     reset (queues drained and connected again) and the pattern read back.
+#     reset (queues drained and connected again) and the pattern read back,
+#     then the controller deleted (nvme disconnect) under a writer and a
+#     reader: it ends within 5 s (20 on the debug kernel), so do the IOs.
 # Then: every device's hw_counters moved, no error counter did, and vroce
 # unloads (no leaked reference). A debug kernel moves a smaller pattern.
 # Each step's time is printed after it (figures, never asserted).
@@ -85,6 +87,12 @@ MIB=16
 MIB=${NVME_MIB:-$MIB}
 # The IPv6 run moves a quarter of it.
 MIB6=$(((MIB + 3) / 4))
+# The bound on a disconnect under IO, and on that IO's end after it. A
+# plain disconnect takes 1 s on 6.12, 4 s on the debug kernel.
+DISC_S=5
+[ ! -e /sys/kernel/debug/kmemleak ] || DISC_S=20
+IO_BASE_H=0
+IO_BASE_T=0
 
 # modload MOD [PARAM...]: load MOD unless loaded; remember it if we did.
 modload() {
@@ -349,6 +357,59 @@ disconnect() {
 		wait_for 30 ctrl_gone
 }
 
+# disconnect_under_io: nvme disconnect while a writer and a reader keep
+# the I/O queues busy. The disconnect ends within DISC_S, the IO fails
+# within DISC_S after it (the namespace is gone), and so does the
+# controller.
+disconnect_under_io() {
+	local w r d t0
+
+	IO_BASE_H=$(hw_counter vrh rcvd_bytes) &&
+		IO_BASE_T=$(hw_counter vrt rcvd_bytes) || return 1
+	io_loop if=/dev/zero "of=$BDEV" oflag=direct &
+	w=$!
+	io_loop "if=$BDEV" of=/dev/null iflag=direct &
+	r=$!
+	if ! wait_for 10 io_moving; then
+		echo "the IO does not move"
+		kill "$w" "$r"
+		return 1
+	fi
+	t0=${EPOCHREALTIME//[.,]/}
+	nvme disconnect -n "$NQN" >"$VROCE_LOG.disc" 2>&1 &
+	d=$!
+	if ! wait_for "$DISC_S" eval "! kill -0 $d 2>/dev/null"; then
+		echo "nvme disconnect under IO still running after $DISC_S s:"
+		sed 's/^/  /' "/proc/$d/stack"
+		return 1
+	fi
+	cat "$VROCE_LOG.disc"
+	echo "disconnect under IO: $(((${EPOCHREALTIME//[.,]/} - t0) / 1000)) ms"
+	wait "$d" && grep -q "disconnected 1 controller" "$VROCE_LOG.disc" ||
+		return 1
+	if ! wait_for "$DISC_S" eval "! kill -0 $w 2>/dev/null && ! kill -0 $r 2>/dev/null"; then
+		echo "IO still running $DISC_S s after the disconnect"
+		return 1
+	fi
+	wait_for "$DISC_S" ctrl_gone
+}
+
+# io_loop DD_ARGS...: direct IO over the pattern's range until it fails.
+io_loop() {
+	while dd "$@" bs=64k count=$((MIB * 16)) status=none 2>/dev/null; do
+		:
+	done
+}
+
+# io_moving: both devices received a MiB since IO_BASE_H and IO_BASE_T
+# (rcvd_bytes): the target's RDMA READs of write data and its RDMA WRITEs
+# of read data. The block layer's own statistics are not kept for a
+# multipath namespace on every kernel.
+io_moving() {
+	(($(hw_counter vrh rcvd_bytes) > IO_BASE_H + (1 << 20))) &&
+		(($(hw_counter vrt rcvd_bytes) > IO_BASE_T + (1 << 20)))
+}
+
 # Drop the page cache, so reads come from the target.
 drop_caches() {
 	sync && echo 3 >/proc/sys/vm/drop_caches
@@ -573,7 +634,7 @@ else
 fi
 step "ipv6 controller reset, pattern read back again" \
 	reset_reread "$MIB6"
-step "ipv6 nvme disconnect" disconnect
+step "ipv6 nvme disconnect under IO, in $DISC_S s" disconnect_under_io
 OK=1
 step "hw_counters moved, no error counter did" counters_ok
 step "nvmet, devices and routing torn down" teardown_all

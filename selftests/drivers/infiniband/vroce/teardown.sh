@@ -1,0 +1,329 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Teardown under load: everything a user or an administrator can remove
+# while RC traffic runs in both directions, alone and in combination.
+#
+#   [ns tda-*: tda over ta, ta.100] ==veth== [ns tdb-*: tdb over tb, tb.100]
+#
+# Two rc_stream processes (in init_net: in shared mode every namespace
+# sees both devices) move verified data: a WRITE stream from tda to tdb
+# over the veth's addresses, and a SEND stream from tdb to tda over the
+# VLAN uppers' addresses. Once both devices receive data, a round
+# starts its operations at once, each after its own random pause:
+#
+#   L  rdma link delete tda
+#   N  ip link del ta (the veth pair: both devices lose their netdev)
+#   V  ip link del ta.100 (the VLAN upper that the SEND stream's GID is on)
+#   S  ip netns del of tda's namespace
+#   K  SIGKILL of both applications
+#   M  rmmod vroce as soon as nothing holds it: right after the
+#      applications are gone, with every device and namespace still there
+#
+# Rounds 0-5 run each operation alone; later rounds a random set of two to
+# four of L, N, V, S, K, and M with probability 1/2. Each operation must end
+# within 5 s, and so must the applications once killed (those not killed
+# by K are killed after the operations: a device removed under a process
+# leaves it polling rings that no longer move). No process may stay in D
+# state. Then whatever is left is deleted, vroce unloads within 5 s, and
+# no device, netdev or namespace of the round remains. At the end the
+# kernel must not have warned, and the unreclaimable slab is compared with
+# its value before the first round (printed; the VM runner's kmemleak scan
+# is what finds a leak).
+#
+# TEARDOWN_ROUNDS sets the number of rounds (default 12, 6 on the lean
+# kernels; make soak runs more), TEARDOWN_SEED the random seed (printed).
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+vroce_require ip rdma
+
+ROUNDS=${TEARDOWN_ROUNDS:-12}
+vroce_lean_kernel && [ -z "${TEARDOWN_ROUNDS:-}" ] && ROUNDS=6
+SEED=${TEARDOWN_SEED:-$((RANDOM * 32768 + RANDOM))}
+STEP_S=5
+OPS=(L N V S K M)
+NSA=
+NSB=
+APPS=()
+OP_PIDS=()
+
+cleanup() {
+	local p
+
+	for p in "${APPS[@]}" "${OP_PIDS[@]#*:}"; do
+		kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rdma link delete tda 2>/dev/null
+	rdma link delete tdb 2>/dev/null
+	vroce_unload
+	rm -f "$VROCE_LOG".*
+	vroce_cleanup
+}
+trap cleanup EXIT
+
+# setup: the two namespaces, the veth pair with a VLAN upper on each end,
+# vroce over both ends, and the GIDs of both address pairs. One ip batch
+# per namespace: each ip command costs a tenth of a second in a TCG guest.
+setup() {
+	NSA=tda-$$
+	NSB=tdb-$$
+	VROCE_NETNS+=("$NSA" "$NSB")
+	vroce_load && ip -batch - <<-EOF || return 1
+		netns add $NSA
+		netns add $NSB
+		link add ta netns $NSA type veth peer name tb netns $NSB
+	EOF
+	end_setup "$NSA" ta 1 && end_setup "$NSB" tb 2 &&
+		ip netns exec "$NSA" rdma link add tda type vroce netdev ta &&
+		ip netns exec "$NSB" rdma link add tdb type vroce netdev tb &&
+		wait_for 10 vroce_gid tda v4 ta 192.0.2.1 &&
+		wait_for 10 vroce_gid tdb v4 tb 192.0.2.2 &&
+		wait_for 10 vroce_gid tda v4 ta.100 198.51.100.1 &&
+		wait_for 10 vroce_gid tdb v4 tb.100 198.51.100.2
+}
+
+# end_setup NS NDEV N: NDEV's VLAN upper NDEV.100, the addresses .N of
+# both, all up.
+end_setup() {
+	ip -n "$1" -batch - <<-EOF
+		link add link $2 name $2.100 type vlan id 100
+		addr add 192.0.2.$3/24 dev $2
+		addr add 198.51.100.$3/24 dev $2.100
+		link set $2 up
+		link set $2.100 up
+	EOF
+}
+
+# app DEV PEER GID PEER_GID OP: an rc_stream that runs until killed.
+app() {
+	VROCE_DEV=$1 VROCE_PEER_DEV=$2 VROCE_GID=$3 VROCE_PEER_GID=$4 \
+		"$VROCE_BIN/rc_stream" "$5" 1048576 >>"$VROCE_LOG.apps" 2>&1 &
+	APPS+=($!)
+}
+
+# received DEV BYTES: DEV's rcvd_bytes counter is above BYTES.
+received() {
+	local v
+
+	v=$(hw_counter "$1" rcvd_bytes) && ((v > $2))
+}
+
+# traffic: both streams run and both devices receive their data.
+traffic() {
+	local a b
+
+	a=$(hw_counter tda rcvd_bytes) && b=$(hw_counter tdb rcvd_bytes) ||
+		return 1
+	: >"$VROCE_LOG.apps"
+	app tda tdb "$(vroce_gid tda v4 ta 192.0.2.1)" \
+		"$(vroce_gid tdb v4 tb 192.0.2.2)" write
+	app tdb tda "$(vroce_gid tdb v4 tb.100 198.51.100.2)" \
+		"$(vroce_gid tda v4 ta.100 198.51.100.1)" send
+	# A MiB each way, the streams' set-up included.
+	if ! wait_for 20 received tda $((a + (1 << 20))) ||
+	   ! wait_for 20 received tdb $((b + (1 << 20))); then
+		echo "the streams do not move data:"
+		cat "$VROCE_LOG.apps"
+		return 1
+	fi
+	if ! kill -0 "${APPS[@]}"; then
+		echo "a stream ended before any teardown:"
+		cat "$VROCE_LOG.apps"
+		return 1
+	fi
+}
+
+# op_cmd OP: run operation OP (M is not one: it needs the apps gone).
+op_cmd() {
+	case $1 in
+	L) rdma link delete tda ;;
+	N) ip -n "$NSA" link del ta ;;
+	V) ip -n "$NSA" link del ta.100 ;;
+	S) ip netns del "$NSA" ;;
+	K) kill -9 "${APPS[@]}" ;;
+	esac
+}
+
+# proc_state PID: its state letter from /proc, "" once it is gone.
+proc_state() {
+	awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null
+}
+
+# gone_within PID SECONDS WHAT: PID (a child) exits within SECONDS; else
+# says what it is doing in the kernel.
+gone_within() {
+	local st
+
+	if ! wait_for "$2" eval "[ \"\$(proc_state $1)\" = Z ] || ! kill -0 $1"; then
+		st=$(proc_state "$1")
+		echo "$3 (pid $1) still there after $2 s, state $st, in:"
+		sed 's/^/  /' "/proc/$1/stack" 2>/dev/null
+		return 1
+	fi
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+# run_ops OPS: start each of OPS (a string of letters) after its own random
+# pause of up to 0.3 s, and wait for each, bounded.
+run_ops() {
+	local ops=$1 i op pause rc=0
+
+	OP_PIDS=()
+	for ((i = 0; i < ${#ops}; i++)); do
+		op=${ops:i:1}
+		[ "$op" = M ] && continue
+		# Drawn here: a subshell draws from a sequence of its own.
+		pause=0.$((RANDOM % 4))$((RANDOM % 10))
+		{
+			nap "$pause"
+			op_cmd "$op" 2>/dev/null
+		} &
+		OP_PIDS+=("$op:$!")
+	done
+	for op in "${OP_PIDS[@]}"; do
+		gone_within "${op#*:}" "$STEP_S" "operation ${op%%:*}" || rc=1
+	done
+	OP_PIDS=()
+	return $rc
+}
+
+# apps_gone: SIGKILL whatever application is left; all are gone in 5 s.
+apps_gone() {
+	local p rc=0
+
+	kill -9 "${APPS[@]}" 2>/dev/null
+	for p in "${APPS[@]}"; do
+		gone_within "$p" "$STEP_S" "rc_stream" || rc=1
+	done
+	APPS=()
+	return $rc
+}
+
+# bounded DESC CMD...: CMD ends within STEP_S.
+bounded() {
+	local desc=$1 pid
+
+	shift
+	"$@" >/dev/null 2>&1 &
+	pid=$!
+	gone_within "$pid" "$STEP_S" "$desc" || return 1
+}
+
+# nothing_left: no vroce device, and neither namespace.
+nothing_left() {
+	! rdma link show | grep -q . &&
+		! ip netns list | grep -qw -e "$NSA" -e "$NSB"
+}
+
+# teardown OPS: what is left after the round's operations goes; M unloads
+# the module first, with whatever the operations left in place.
+teardown() {
+	if [[ $1 == *M* ]]; then
+		bounded "rmmod vroce (devices still there)" rmmod vroce ||
+			return 1
+	fi
+	bounded "rdma link delete tda" rdma link delete tda
+	bounded "rdma link delete tdb" rdma link delete tdb
+	ns_del_all
+	bounded "rmmod vroce" vroce_unload || return 1
+	if vroce_loaded; then
+		echo "vroce did not unload:"
+		lsmod | grep vroce
+		return 1
+	fi
+	if ! wait_for "$STEP_S" nothing_left; then
+		echo "left behind:"
+		rdma link show
+		ip netns list
+		return 1
+	fi
+}
+
+# pick N: ROUND_OPS, the operations of round N (a global: RANDOM drawn in
+# a command substitution would not advance here).
+pick() {
+	local i k
+
+	if (($1 < ${#OPS[@]})); then
+		ROUND_OPS=${OPS[$1]}
+		return
+	fi
+	ROUND_OPS=
+	k=$((2 + RANDOM % 3))
+	while ((${#ROUND_OPS} < k)); do
+		i=$((RANDOM % 5))
+		[[ $ROUND_OPS == *"${OPS[i]}"* ]] || ROUND_OPS+=${OPS[i]}
+	done
+	((RANDOM % 2)) && ROUND_OPS+=M
+}
+
+# round OPS: one round with the operations OPS; its last line gives the
+# time of each phase (figures, never asserted).
+round() {
+	local t0 t1 t2 t3 t4 t5
+
+	t0=$(now_ms)
+	setup || { echo "set-up failed"; return 1; }
+	t1=$(now_ms)
+	traffic || return 1
+	t2=$(now_ms)
+	run_ops "$1" || return 1
+	t3=$(now_ms)
+	apps_gone || return 1
+	t4=$(now_ms)
+	teardown "$1" || return 1
+	t5=$(now_ms)
+	echo "ms: set-up $((t1 - t0)), traffic $((t2 - t1)), operations" \
+		"$((t3 - t2)), applications gone $((t4 - t3)), rest removed" \
+		"and unloaded $((t5 - t4))"
+}
+
+# reset: after a failed round, what cleanup does, but the script goes on.
+reset() {
+	kill -9 "${APPS[@]}" 2>/dev/null
+	APPS=()
+	wait 2>/dev/null
+	rdma link delete tda 2>/dev/null
+	rdma link delete tdb 2>/dev/null
+	ns_del_all
+	wait_for 30 vroce_unload
+}
+
+now_ms() {
+	local us=${EPOCHREALTIME//[.,]/}
+
+	echo $((us / 1000))
+}
+
+# unreclaimable_kb: SUnreclaim of /proc/meminfo.
+unreclaimable_kb() {
+	awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo
+}
+
+ktap_print_header
+vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
+vroce_unload
+ktap_set_plan $((ROUNDS + 1))
+ktap_print_msg "TEARDOWN_SEED=$SEED"
+RANDOM=$SEED
+dmesg_mark teardown
+TAINT=$(vroce_taint)
+SLAB0=$(unreclaimable_kb)
+for ((r = 0; r < ROUNDS; r++)); do
+	pick "$r"
+	name="round $r under load: $ROUND_OPS"
+	if round "$ROUND_OPS" >"$VROCE_LOG" 2>&1; then
+		ktap_print_msg "$(tail -n 1 "$VROCE_LOG")"
+		ktap_test_pass "$name"
+	else
+		sed 's/^/# /' "$VROCE_LOG"
+		ktap_test_fail "$name"
+		reset
+	fi
+done
+ktap_print_msg "unreclaimable slab: $SLAB0 kB before, $(unreclaimable_kb) kB after"
+check "no kernel warning during the rounds" vroce_no_kernel_report teardown "$TAINT" log
+ktap_finished
