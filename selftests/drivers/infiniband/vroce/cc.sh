@@ -4,10 +4,10 @@
 # Congestion control on the wire, between two vroce devices in two
 # namespaces joined by a veth pair:
 #
-#   [ns cca-*: cca over ca0 (+ VLAN ca0.10)] ==veth== [ns ccb-*: ccb over cb0]
+#   [ns cca-*: cca over va (+ VLAN va.10)] ==veth== [ns ccb-*: ccb over vb]
 #
 # ib_write_bw's client on cca writes to its server on ccb. A tbf feeding a
-# RED qdisc with ECN on ca0's egress plays a congested switch: it marks CE
+# RED qdisc with ECN on va's egress plays a congested switch: it marks CE
 # on ECT packets once its queue grows. Checked:
 #  - CC on: data packets carry ECT(0) and the traffic class's DSCP;
 #  - with RED: CNPs on the wire (BTH opcode 0x81, BECN, DestQP the
@@ -30,13 +30,10 @@ vroce_require ip rdma tc tshark dumpcap ss timeout python3 ib_write_bw \
 
 ROCE_PY="$VROCE_LIB_DIR/roce.py"
 TMO=300
-NSA=
-NSB=
 GID_A=
 GID_B=
 GIDV_A=
 GIDV_B=
-MACB=
 PCAP=
 CAP_PID=
 SRV_PID=
@@ -49,11 +46,8 @@ cleanup() {
 	capture_stop
 	[ -z "$CLI_PID" ] || { kill "$CLI_PID" 2>/dev/null; wait "$CLI_PID"; }
 	[ -z "$SRV_PID" ] || { kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID"; }
-	ip netns exec "$NSA" rdma link delete cca 2>/dev/null
-	ip netns exec "$NSB" rdma link delete ccb 2>/dev/null
-	vroce_unload
-	rm -f "$VROCE_LOG".* /tmp/vroce-cc.*
-	vroce_cleanup
+	rm -f /tmp/vroce-cc.*
+	vroce_ns_devs_cleanup
 }
 trap cleanup EXIT
 
@@ -62,28 +56,21 @@ gid_of() {
 }
 
 setup() {
-	NSA=$(ns_add cca) && NSB=$(ns_add ccb) || return 1
-	vroce_load &&
-		ip -n "$NSA" link add ca0 type veth peer name cb0 netns "$NSB" &&
-		ip -n "$NSA" link add link ca0 name ca0.10 type vlan id 10 \
+	vroce_veth_ns cca ccb &&
+		ip -n "$NSA" link add link va name va.10 type vlan id 10 \
 			egress-qos-map 5:5 6:6 &&
-		ip -n "$NSB" link add link cb0 name cb0.10 type vlan id 10 &&
-		ip -n "$NSA" addr add 192.0.2.1/24 dev ca0 &&
-		ip -n "$NSA" addr add 198.51.100.1/24 dev ca0.10 &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev cb0 &&
-		ip -n "$NSB" addr add 198.51.100.2/24 dev cb0.10 &&
-		ip -n "$NSA" link set ca0 up && ip -n "$NSA" link set ca0.10 up &&
-		ip -n "$NSB" link set cb0 up && ip -n "$NSB" link set cb0.10 up &&
-		ip netns exec "$NSA" rdma link add cca type vroce netdev ca0 &&
-		ip netns exec "$NSB" rdma link add ccb type vroce netdev cb0 &&
-		wait_for 10 gid_of cca ca0 192.0.2.1 &&
-		wait_for 10 gid_of ccb cb0 192.0.2.2 &&
-		wait_for 10 gid_of cca ca0.10 198.51.100.1 &&
-		wait_for 10 gid_of ccb cb0.10 198.51.100.2 || return 1
-	GID_A=$(gid_of cca ca0 192.0.2.1) && GID_B=$(gid_of ccb cb0 192.0.2.2) &&
-		GIDV_A=$(gid_of cca ca0.10 198.51.100.1) &&
-		GIDV_B=$(gid_of ccb cb0.10 198.51.100.2) &&
-		MACB=$(ip netns exec "$NSB" cat /sys/class/net/cb0/address)
+		ip -n "$NSB" link add link vb name vb.10 type vlan id 10 &&
+		ip -n "$NSA" addr add 198.51.100.1/24 dev va.10 &&
+		ip -n "$NSB" addr add 198.51.100.2/24 dev vb.10 &&
+		ip -n "$NSA" link set va.10 up && ip -n "$NSB" link set vb.10 up &&
+		vroce_ns_devs cca ccb &&
+		wait_for 10 gid_of cca va 192.0.2.1 &&
+		wait_for 10 gid_of ccb vb 192.0.2.2 &&
+		wait_for 10 gid_of cca va.10 198.51.100.1 &&
+		wait_for 10 gid_of ccb vb.10 198.51.100.2 || return 1
+	GID_A=$(gid_of cca va 192.0.2.1) && GID_B=$(gid_of ccb vb 192.0.2.2) &&
+		GIDV_A=$(gid_of cca va.10 198.51.100.1) &&
+		GIDV_B=$(gid_of ccb vb.10 198.51.100.2)
 }
 
 # knobs DEV FILE VALUE: write VALUE to DEV's cc/FILE_<p> for every priority.
@@ -166,7 +153,7 @@ TCLASS=0x68	# DSCP 26
 ect_and_dscp() {
 	local all ect
 
-	capture "$NSB" cb0 "udp port 4791 and udp[8] < 0x20" &&
+	capture "$NSB" vb "udp port 4791 and udp[8] < 0x20" &&
 		bw -n 200 -s 4096 --tclass=$TCLASS || { capture_stop; return 1; }
 	capture_stop
 	all=$(count '$6 < 32')
@@ -182,15 +169,15 @@ RED_RATE=20mbit
 vroce_debug_kernel && RED_RATE=2mbit
 
 red_on() {
-	ip netns exec "$NSA" tc qdisc replace dev ca0 root handle 1: tbf \
+	ip netns exec "$NSA" tc qdisc replace dev va root handle 1: tbf \
 		rate "$RED_RATE" burst 8kb latency 200ms &&
-		ip netns exec "$NSA" tc qdisc add dev ca0 parent 1:1 handle 10: \
+		ip netns exec "$NSA" tc qdisc add dev va parent 1:1 handle 10: \
 			red limit 400000 min 4000 max 12000 avpkt 1000 burst 6 \
 			bandwidth "$RED_RATE" probability 1 ecn
 }
 
 red_off() {
-	ip netns exec "$NSA" tc qdisc del dev ca0 root 2>/dev/null
+	ip netns exec "$NSA" tc qdisc del dev va root 2>/dev/null
 	return 0
 }
 
@@ -282,7 +269,7 @@ congestion() {
 		BW_TOOL=ib_send_bw ev=(-e) len=(-n 1000000)
 	fi
 	trace_on
-	capture "$NSA" ca0 "udp port 4791 and udp[8] == 0x81" && red_on &&
+	capture "$NSA" va "udp port 4791 and udp[8] == 0x81" && red_on &&
 		bw_start "$GID_A" "$GID_B" 192.0.2.2 "${len[@]}" -s 65536 -u 18 \
 			"${ev[@]}" ||
 		{ red_off; capture_stop; return 1; }
@@ -371,7 +358,7 @@ np_off() {
 
 	read -ra CNT0 <<<"$(cc_counters)"
 	enables ccb np_enable 0 || return 1
-	if ! capture "$NSB" cb0 "udp port 4791" || ! red_on ||
+	if ! capture "$NSB" vb "udp port 4791" || ! red_on ||
 	   ! bw -n 100 -s 16384 -u 18; then
 		red_off
 		capture_stop
@@ -393,7 +380,7 @@ rp_off() {
 	local all ect
 
 	enables cca rp_enable 0 || return 1
-	if ! capture "$NSB" cb0 "udp port 4791" || ! bw -n 100 -s 4096; then
+	if ! capture "$NSB" vb "udp port 4791" || ! bw -n 100 -s 4096; then
 		capture_stop
 		enables cca rp_enable 1
 		return 1
@@ -418,12 +405,12 @@ cnp_ignored() {
 }
 
 # vlan_pcp WANT ARGS...: a run over the VLAN GIDs; every RC frame seen on
-# cb0 carries PCP WANT.
+# vb carries PCP WANT.
 vlan_pcp() {
 	local want=$1 all ok sel
 
 	shift
-	capture "$NSB" cb0 "vlan and udp port 4791" &&
+	capture "$NSB" vb "vlan and udp port 4791" &&
 		bw_start "$GIDV_A" "$GIDV_B" 198.51.100.2 -n 20 -s 4096 "$@" &&
 		bw_wait || { capture_stop; return 1; }
 	capture_stop

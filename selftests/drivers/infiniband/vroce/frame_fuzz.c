@@ -158,11 +158,7 @@ static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return vroce_rnd(&rng);
 }
 
 static uint32_t rn(uint32_t n)
@@ -269,60 +265,59 @@ static uint32_t csum_add(uint32_t s, const uint8_t *p, unsigned int len)
 
 /* ------------------------------------------------------------ setup */
 
+/*
+ * A device (vroce_dev_open, vroce_dev_buf: the live QP's PD and memory)
+ * and what the fuzzing adds: the spare QPs' PD, MR and CQ.
+ */
 struct side {
 	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd, *fz_pd;
-	struct ibv_mr *mr, *fz_mr;
-	uint8_t *buf, *fz_buf;
-	int gid_idx;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
+	struct vroce_dev dev;
+	struct ibv_pd *fz_pd;
+	struct ibv_mr *fz_mr;
+	uint8_t *fz_buf;
 	struct ibv_cq *cq, *fz_cq;
 	struct ibv_qp *live;
 };
 
-static struct side a = { .name = "a" }, b = { .name = "b" };
+static struct side a, b;
 static struct ibv_qp *spare, *uc, *ud, *dead_rc, *dead_uc;
 
-static int side_open(struct side *s, const char *dev, const char *gid_var)
+/* The spare QPs' PD and MR, both CQs and the live QP of @s. */
+static int side_extra(struct side *s)
 {
-	struct ibv_port_attr pattr;
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 2 * DEPTH, .max_recv_wr = UD_RECVS,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 
-	s->ctx = vroce_open_by_name(dev);
-	if (!s->ctx || ibv_query_port(s->ctx, 1, &pattr))
-		return -1;
-	s->mtu = pattr.active_mtu;
-	s->gid_idx = vroce_env_gid(s->ctx, gid_var);
-	if (s->gid_idx < 0 || ibv_query_gid(s->ctx, 1, s->gid_idx, &s->gid))
-		return -1;
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->fz_pd = ibv_alloc_pd(s->ctx);
-	s->buf = aligned_alloc(4096, CHUNK * DEPTH);
+	s->fz_pd = ibv_alloc_pd(s->dev.ctx);
 	s->fz_buf = aligned_alloc(4096, FZ_LEN);
-	if (!s->pd || !s->fz_pd || !s->buf || !s->fz_buf)
+	if (!s->fz_pd || !s->fz_buf)
 		return -1;
-	memset(s->buf, 0, CHUNK * DEPTH);
 	memset(s->fz_buf, 0, FZ_LEN);
-	s->mr = ibv_reg_mr(s->pd, s->buf, CHUNK * DEPTH,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	s->fz_mr = ibv_reg_mr(s->fz_pd, s->fz_buf, FZ_LEN,
 			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			      IBV_ACCESS_REMOTE_READ |
 			      IBV_ACCESS_REMOTE_ATOMIC);
-	s->cq = ibv_create_cq(s->ctx, 4 * DEPTH, NULL, NULL, 0);
-	s->fz_cq = ibv_create_cq(s->ctx, 1024, NULL, NULL, 0);
-	if (!s->mr || !s->fz_mr || !s->cq || !s->fz_cq)
+	s->cq = ibv_create_cq(s->dev.ctx, 4 * DEPTH, NULL, NULL, 0);
+	s->fz_cq = ibv_create_cq(s->dev.ctx, 1024, NULL, NULL, 0);
+	if (!s->fz_mr || !s->cq || !s->fz_cq)
 		return -1;
 	init.send_cq = s->cq;
 	init.recv_cq = s->cq;
-	s->live = ibv_create_qp(s->pd, &init);
+	s->live = ibv_create_qp(s->dev.pd, &init);
 	return s->live ? 0 : -1;
+}
+
+static int side_open(struct side *s, const char *dev, const char *gid_var)
+{
+	s->name = dev;
+	if (vroce_dev_open(&s->dev, dev, gid_var) ||
+	    vroce_dev_buf(&s->dev, dev, CHUNK * DEPTH,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE))
+		return -1;
+	return side_extra(s);
 }
 
 static struct ibv_qp *fz_qp(struct side *s, enum ibv_qp_type type)
@@ -336,68 +331,31 @@ static struct ibv_qp *fz_qp(struct side *s, enum ibv_qp_type type)
 	return ibv_create_qp(s->fz_pd, &init);
 }
 
-static struct vroce_rc_path path_to(struct side *peer, struct ibv_qp *qp,
-				    struct side *s)
+/* From @s's QP to @peer's QP @qp: RC with every access, or UC. */
+static struct vroce_rc_path path_to(struct side *s, struct side *peer,
+				    struct ibv_qp *qp)
 {
 	return (struct vroce_rc_path){
 		VROCE_RC_DEFAULTS,
-		.dest_qpn = qp->qp_num, .dgid = peer->gid,
-		.sgid_idx = s->gid_idx, .mtu = s->mtu < peer->mtu ? s->mtu :
-							      peer->mtu,
+		.dest_qpn = qp->qp_num, .dgid = peer->dev.gid,
+		.sgid_idx = s->dev.gid_idx,
+		.mtu = s->dev.mtu < peer->dev.mtu ? s->dev.mtu : peer->dev.mtu,
 	};
 }
 
-static int rc_up(struct ibv_qp *qp, struct side *s, struct ibv_qp *peer_qp,
-		 struct side *peer)
+static int rc_up(struct ibv_qp *qp, struct ibv_qp *peer_qp)
 {
-	struct vroce_rc_path p = path_to(peer, peer_qp, s);
+	struct vroce_rc_path p = path_to(&a, &b, peer_qp);
 
 	return vroce_rc_connect(qp, &p);
 }
 
-/* A UC QP to RTS, towards @peer_qp; 0 or an errno. */
 static int uc_up(struct ibv_qp *qp, struct ibv_qp *peer_qp)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE,
-	};
+	struct vroce_rc_path p = path_to(&a, &b, peer_qp);
 
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = a.mtu;
-	attr.dest_qp_num = peer_qp->qp_num;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = b.gid;
-	attr.ah_attr.grh.sgid_index = a.gid_idx;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
-static int ud_up(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = UD_QKEY,
-	};
-
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		return -1;
-	attr.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	p.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	return vroce_uc_connect(qp, &p);
 }
 
 static enum ibv_qp_state qp_state(struct ibv_qp *qp)
@@ -420,16 +378,22 @@ static int revive(struct ibv_qp *qp, enum ibv_qp_type type)
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
 		return -1;
 	if (type == IBV_QPT_RC)
-		return rc_up(qp, &a, dead_rc, &b);
+		return rc_up(qp, dead_rc);
 	return uc_up(qp, dead_uc);
+}
+
+static int ud_post_recv(void)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)a.fz_buf,
+			       .length = UD_RECV_LEN, .lkey = a.fz_mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(ud, &wr, &bad);
 }
 
 /* Keep the UD QP's receive queue stocked (its completions are reaped). */
 static void ud_refill(void)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)a.fz_buf,
-			       .length = UD_RECV_LEN, .lkey = a.fz_mr->lkey };
-	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct ibv_wc wc[16];
 	int n, i;
 
@@ -437,23 +401,26 @@ static void ud_refill(void)
 		for (i = 0; i < n; i++)
 			if (wc[i].qp_num == ud->qp_num &&
 			    wc[i].opcode & IBV_WC_RECV)
-				ibv_post_recv(ud, &wr, &bad);
+				ud_post_recv();
 }
 
-static union ibv_gid mgid4, mgid6;
+/* The groups the UD QP joins: 239.1.2.3 and ff0e::1:2:3. */
+static const union ibv_gid mgid4 = {
+	.raw = { [10] = 0xff, [11] = 0xff, [12] = 239, 1, 2, 3 },
+};
 
+static const union ibv_gid mgid6 = {
+	.raw = { 0xff, 0x0e, [11] = 1, [13] = 2, [15] = 3 },
+};
+
+/* The live RC QPs connected, the spare QPs in RTS, the UD QP joined. */
 static int fuzz_qps_open(void)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)a.fz_buf,
-			       .length = UD_RECV_LEN, .lkey = a.fz_mr->lkey };
-	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
-	struct vroce_rc_path pa = path_to(&b, b.live, &a);
-	struct vroce_rc_path pb = path_to(&a, a.live, &b);
+	struct vroce_rc_path pa = path_to(&a, &b, b.live);
+	struct vroce_rc_path pb = path_to(&b, &a, a.live);
 	int i;
 
-	if (vroce_rc_init(a.live, &pa) || vroce_rc_init(b.live, &pb) ||
-	    vroce_rc_rtr(a.live, &pa) || vroce_rc_rtr(b.live, &pb) ||
-	    vroce_rc_rts(a.live, &pa) || vroce_rc_rts(b.live, &pb))
+	if (vroce_rc_connect(a.live, &pa) || vroce_rc_connect(b.live, &pb))
 		return -1;
 	spare = fz_qp(&a, IBV_QPT_RC);
 	uc = fz_qp(&a, IBV_QPT_UC);
@@ -462,22 +429,12 @@ static int fuzz_qps_open(void)
 	dead_uc = fz_qp(&b, IBV_QPT_UC);
 	if (!spare || !uc || !ud || !dead_rc || !dead_uc)
 		return -1;
-	if (rc_up(spare, &a, dead_rc, &b) || uc_up(uc, dead_uc) || ud_up(ud))
+	if (rc_up(spare, dead_rc) || uc_up(uc, dead_uc) ||
+	    vroce_ud_connect(ud, UD_QKEY, 0))
 		return -1;
 	for (i = 0; i < UD_RECVS; i++)
-		if (ibv_post_recv(ud, &wr, &bad))
+		if (ud_post_recv())
 			return -1;
-	mgid4.raw[10] = 0xff;
-	mgid4.raw[11] = 0xff;
-	mgid4.raw[12] = 239;
-	mgid4.raw[13] = 1;
-	mgid4.raw[14] = 2;
-	mgid4.raw[15] = 3;
-	mgid6.raw[0] = 0xff;
-	mgid6.raw[1] = 0x0e;
-	mgid6.raw[11] = 1;
-	mgid6.raw[13] = 2;
-	mgid6.raw[15] = 3;
 	return ibv_attach_mcast(ud, &mgid4, 0) || ibv_attach_mcast(ud, &mgid6, 0);
 }
 
@@ -500,20 +457,60 @@ static uint8_t pattern(uint64_t chunk, uint32_t i)
 
 static int live_post(unsigned int slot, uint64_t chunk)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)b.buf + slot * CHUNK,
-			       .length = CHUNK, .lkey = b.mr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)b.dev.buf + slot * CHUNK,
+			       .length = CHUNK, .lkey = b.dev.mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = chunk, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = (uintptr_t)a.buf + slot * CHUNK,
-			     .rkey = a.mr->rkey },
+		.wr.rdma = { .remote_addr = (uintptr_t)a.dev.buf + slot * CHUNK,
+			     .rkey = a.dev.mr->rkey },
 	}, *bad;
 	uint32_t i;
 
 	for (i = 0; i < CHUNK; i++)
-		b.buf[slot * CHUNK + i] = pattern(chunk, i);
+		b.dev.buf[slot * CHUNK + i] = pattern(chunk, i);
 	atomic_fetch_add(&live_posted, live_pkts_per_chunk);
 	return ibv_post_send(b.live, &wr, &bad);
+}
+
+/* Chunk @chunk, written to @slot: byte-exact, or why not in live_err. */
+static bool live_check(uint64_t chunk, unsigned int slot)
+{
+	const uint8_t *p = a.dev.buf + slot * CHUNK;
+	uint32_t i;
+
+	for (i = 0; i < CHUNK; i++) {
+		if (p[i] != pattern(chunk, i)) {
+			snprintf(live_err, sizeof(live_err),
+				 "chunk %llu byte %u: 0x%02x, want 0x%02x",
+				 (unsigned long long)chunk, i, p[i],
+				 pattern(chunk, i));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The completion of chunk @chunk, successful, or why not in live_err. */
+static bool live_complete(uint64_t chunk)
+{
+	struct ibv_wc wc;
+
+	if (vroce_poll_one(b.cq, &wc, HANG_S) != 1) {
+		snprintf(live_err, sizeof(live_err),
+			 "chunk %llu: no completion in %d s",
+			 (unsigned long long)chunk, HANG_S);
+		return false;
+	}
+	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != chunk) {
+		snprintf(live_err, sizeof(live_err),
+			 "chunk %llu: completion %llu %s",
+			 (unsigned long long)chunk,
+			 (unsigned long long)wc.wr_id,
+			 ibv_wc_status_str(wc.status));
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -523,39 +520,15 @@ static int live_post(unsigned int slot, uint64_t chunk)
 static void *live_run(void *arg)
 {
 	uint64_t next = 0, done = 0;
-	struct ibv_wc wc;
 	unsigned int slot;
-	uint32_t i;
 
 	for (slot = 0; slot < DEPTH; slot++)
 		if (live_post(slot, next++))
 			goto post_err;
 	while (done < next) {
-		if (vroce_poll_one(b.cq, &wc, HANG_S) != 1) {
-			snprintf(live_err, sizeof(live_err),
-				 "chunk %llu: no completion in %d s",
-				 (unsigned long long)done, HANG_S);
-			return NULL;
-		}
-		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != done) {
-			snprintf(live_err, sizeof(live_err),
-				 "chunk %llu: completion %llu %s",
-				 (unsigned long long)done,
-				 (unsigned long long)wc.wr_id,
-				 ibv_wc_status_str(wc.status));
-			return NULL;
-		}
 		slot = done % DEPTH;
-		for (i = 0; i < CHUNK; i++) {
-			if (a.buf[slot * CHUNK + i] != pattern(done, i)) {
-				snprintf(live_err, sizeof(live_err),
-					 "chunk %llu byte %u: 0x%02x, want 0x%02x",
-					 (unsigned long long)done, i,
-					 a.buf[slot * CHUNK + i],
-					 pattern(done, i));
-				return NULL;
-			}
-		}
+		if (!live_complete(done) || !live_check(done, slot))
+			return NULL;
 		done++;
 		atomic_fetch_add(&live_done, live_pkts_per_chunk);
 		usleep(LIVE_PAUSE_US);
@@ -721,6 +694,69 @@ static uint8_t seed_syndrome(void)
 	}
 }
 
+/* A RETH or the start of an AtomicETH: @va, the spare MR's R_Key, @len. */
+static void seed_reth(uint8_t *p, uint64_t va, uint32_t len)
+{
+	put32(p, va >> 32);
+	put32(p + 4, va);
+	put32(p + 8, a.fz_mr->rkey);
+	put32(p + 12, len);
+}
+
+/* An AETH: of an ACK, a NAK or an RNR NAK for opcode 0x11. */
+static void seed_aeth(uint8_t *p, int op)
+{
+	p[0] = op == 0x11 ? seed_syndrome() : rn(32);
+	put16(p + 1, rn(1u << 16));
+	p[3] = rn(256);
+}
+
+/*
+ * The extension headers of opcode @op at @p for a packet to @t with
+ * @paylen bytes of payload, at @va in the spare MR; returns their length.
+ */
+static unsigned int seed_ext(uint8_t *p, int op, enum target t,
+			     uint64_t va, uint32_t paylen)
+{
+	uint16_t hdrs = ops[op].hdrs;
+	unsigned int i;
+
+	if (hdrs & H_DETH) {
+		put32(p, t == T_GSI ? GSI_QKEY :
+			 chance(90) ? UD_QKEY : (uint32_t)rnd());
+		put32(p + 4, b.live->qp_num);
+	}
+	p += hdrs & H_DETH ? 8 : 0;
+	/* A FLUSH's placement type and selectivity level, sometimes bad. */
+	if (hdrs & H_FETH)
+		put32(p, chance(90) ? 1 + rn(2) + 16 * rn(2) : (uint32_t)rnd());
+	p += hdrs & H_FETH ? 4 : 0;
+	if (hdrs & H_RETH)
+		seed_reth(p, va, op == 0x0c ? rn(FZ_LEN / 2) : paylen);
+	p += hdrs & H_RETH ? 16 : 0;
+	if (hdrs & H_AETH)
+		seed_aeth(p, op);
+	p += hdrs & H_AETH ? 4 : 0;
+	for (i = 0; hdrs & H_ATMACK && i < 8; i += 4)
+		put32(p + i, rnd());
+	p += hdrs & H_ATMACK ? 8 : 0;
+	if (hdrs & H_ATMETH) {
+		seed_reth(p, va, 0);
+		for (i = 12; i < 28; i++)
+			p[i] = rn(256);
+	}
+	p += hdrs & H_ATMETH ? 28 : 0;
+	if (hdrs & H_IMMDT)
+		put32(p, rnd());
+	p += hdrs & H_IMMDT ? 4 : 0;
+	if (hdrs & H_IETH)
+		put32(p, chance(50) ? a.fz_mr->rkey : (uint32_t)rnd());
+	p += hdrs & H_IETH ? 4 : 0;
+	if (hdrs & H_CNP)
+		memset(p, 0, 16);
+	return hdr_len(hdrs);
+}
+
 /*
  * The BTH, extension headers, payload and pad of a valid packet of opcode
  * @op at @qpn into @p; returns their length.
@@ -731,7 +767,7 @@ static unsigned int seed_body(uint8_t *p, int op, uint32_t qpn,
 	const struct opi *o = &ops[op];
 	uint32_t paylen = o->payload ? seed_paylen() : 0;
 	uint64_t va = (uintptr_t)a.fz_buf + (rn(FZ_LEN / 2) & ~7u);
-	unsigned int pad = -paylen & 3, off = 12, i;
+	unsigned int pad = -paylen & 3, off, i;
 
 	p[0] = op;
 	p[1] = pad << 4;
@@ -739,56 +775,7 @@ static unsigned int seed_body(uint8_t *p, int op, uint32_t qpn,
 	put32(p + 4, qpn);
 	put32(p + 8, (o->request && o->qpt == Q_RC ? 0x80000000u : 0) |
 		     (t == T_LIVE && o->request ? live_psn() : rn(1u << 24)));
-	if (o->hdrs & H_DETH) {
-		put32(p + off, t == T_GSI ? GSI_QKEY :
-			       chance(90) ? UD_QKEY : (uint32_t)rnd());
-		put32(p + off + 4, b.live->qp_num);
-		off += 8;
-	}
-	if (o->hdrs & H_FETH) {
-		/* Placement type and selectivity level, sometimes bad. */
-		put32(p + off, chance(90) ? 1 + rn(2) + 16 * rn(2) :
-					    (uint32_t)rnd());
-		off += 4;
-	}
-	if (o->hdrs & H_RETH) {
-		put32(p + off, va >> 32);
-		put32(p + off + 4, va);
-		put32(p + off + 8, a.fz_mr->rkey);
-		put32(p + off + 12, op == 0x0c ? rn(FZ_LEN / 2) : paylen);
-		off += 16;
-	}
-	if (o->hdrs & H_AETH) {
-		p[off] = op == 0x11 ? seed_syndrome() : rn(32);
-		put16(p + off + 1, rn(1u << 16));
-		p[off + 3] = rn(256);
-		off += 4;
-	}
-	if (o->hdrs & H_ATMACK) {
-		put32(p + off, rnd());
-		put32(p + off + 4, rnd());
-		off += 8;
-	}
-	if (o->hdrs & H_ATMETH) {
-		put32(p + off, va >> 32);
-		put32(p + off + 4, va);
-		put32(p + off + 8, a.fz_mr->rkey);
-		for (i = 12; i < 28; i++)
-			p[off + i] = rn(256);
-		off += 28;
-	}
-	if (o->hdrs & H_IMMDT) {
-		put32(p + off, rnd());
-		off += 4;
-	}
-	if (o->hdrs & H_IETH) {
-		put32(p + off, chance(50) ? a.fz_mr->rkey : (uint32_t)rnd());
-		off += 4;
-	}
-	if (o->hdrs & H_CNP) {
-		memset(p + off, 0, 16);
-		off += 16;
-	}
+	off = 12 + seed_ext(p + 12, op, t, va, paylen);
 	for (i = 0; i < paylen + pad; i++)
 		p[off + i] = i < paylen ? (uint8_t)(i * 7 + op) : 0;
 	return off + paylen + pad;
@@ -914,8 +901,8 @@ static void build_l3(struct frame *f, unsigned int blen)
 		put16(h + 44, tot - 40);
 		return;
 	}
-	memcpy(h + 8, b.gid.raw, 16);
-	memcpy(h + 24, mc ? (rn(2) ? mgid4.raw : mgid6.raw) : a.gid.raw, 16);
+	memcpy(h + 8, b.dev.gid.raw, 16);
+	memcpy(h + 24, mc ? (rn(2) ? mgid4.raw : mgid6.raw) : a.dev.gid.raw, 16);
 }
 
 /* ICRC-masked fields: ECN (CE too), DSCP, TTL or hop limit, flow label. */
@@ -957,18 +944,16 @@ static bool mgid_joined(const uint8_t *dgid)
 }
 
 /*
- * What vroce does with the datagram at f->l3 (rx.c): after the stack's
- * checks, the framing, the ICRC, TVer, the opcode, headers against the
- * opcode, the P_Key, then the QP lookup.
+ * The network stack's checks of f: O_STACK if it drops the frame,
+ * O_MALFORMED for a datagram it passes that vroce cannot frame, else
+ * O_ACCEPT with the datagram's length from f->l3 in *@len and its
+ * destination as a GID in @dgid.
  */
-static struct verdict model(const struct frame *f)
+static enum outcome model_stack(const struct frame *f, unsigned int *len,
+				uint8_t *dgid)
 {
-	struct verdict v = { .o = O_MALFORMED };
-	const uint8_t *l3 = f->l3, *bth;
-	unsigned int len = f->len, roce, body, rest, pad, plen, hl;
-	uint32_t dqpn, wire;
-	const struct opi *o;
-	uint8_t dgid[16] = { 0 }, qpt;
+	const uint8_t *l3 = f->l3;
+	unsigned int plen;
 
 	/*
 	 * An unknown VLAN; or an IP multicast datagram on va.100, which did
@@ -977,108 +962,147 @@ static struct verdict model(const struct frame *f)
 	if (f->vlan == VLAN_UNKNOWN ||
 	    (f->vlan == VLAN_BOUND && f->kind == K_V4 && l3[16] >= 224 &&
 	     l3[16] < 240) ||
-	    (f->vlan == VLAN_BOUND && f->kind == K_V6 && l3[24] == 0xff)) {
-		v.o = O_STACK;
-		return v;
+	    (f->vlan == VLAN_BOUND && f->kind == K_V6 && l3[24] == 0xff))
+		return O_STACK;
+	*len = f->len;
+	if (f->kind == K_V1) {
+		memcpy(dgid, l3 + 24, 16);
+		return O_ACCEPT;
 	}
 	if (f->kind == K_V4) {
 		plen = get16(l3 + 24);
 		if (csum_fold(csum_add(0, l3, 20)) != 0xffff ||
-		    plen < 8 || plen > len - 20) {
-			v.o = O_STACK;
-			return v;
-		}
-		len = 20 + plen;
+		    plen < 8 || plen > *len - 20)
+			return O_STACK;
+		*len = 20 + plen;
 		memcpy(dgid + 10, "\xff\xff", 2);
 		memcpy(dgid + 12, l3 + 16, 4);
-	} else if (f->kind == K_V6) {
-		/* UDP length 0 (jumbogram): the stack passes it, vroce not. */
-		plen = get16(l3 + 44);
-		if (!plen && len >= 48)
-			return v;
-		if (plen < 8 || plen > len - 40) {
-			v.o = O_STACK;
-			return v;
-		}
-		len = 40 + plen;
-		memcpy(dgid, l3 + 24, 16);
-	} else {
-		memcpy(dgid, l3 + 24, 16);
+		return O_ACCEPT;
 	}
+	/* UDP length 0 (jumbogram): the stack passes it, vroce not. */
+	plen = get16(l3 + 44);
+	if (!plen && *len >= 48)
+		return O_MALFORMED;
+	if (plen < 8 || plen > *len - 40)
+		return O_STACK;
+	*len = 40 + plen;
+	memcpy(dgid, l3 + 24, 16);
+	return O_ACCEPT;
+}
+
+/*
+ * The BTH of the @len-byte datagram at f->l3 into *@bth and the length of
+ * the RoCE packet (BTH to ICRC) into *@roce; false if vroce cannot frame it.
+ */
+static bool model_framing(const struct frame *f, unsigned int len,
+			  const uint8_t **bth, unsigned int *roce)
+{
+	const uint8_t *l3 = f->l3;
+	unsigned int hl, plen;
+
 	if (f->kind != K_V1) {
 		hl = f->kind == K_V4 ? 20 : 40;
 		if (len - hl < 8 + 12 + 4)
-			return v;
-		roce = len - hl - 8;
-		bth = l3 + hl + 8;
-	} else {
-		if (len < 40 + 12 + 4)
-			return v;
-		plen = get16(l3 + 4);
-		if ((l3[0] >> 4) != 6 || l3[6] != 0x1b || plen < 16 ||
-		    plen > len - 40)
-			return v;
-		roce = plen;
-		bth = l3 + 40;
+			return false;
+		*roce = len - hl - 8;
+		*bth = l3 + hl + 8;
+		return true;
 	}
+	if (len < 40 + 12 + 4)
+		return false;
+	plen = get16(l3 + 4);
+	if ((l3[0] >> 4) != 6 || l3[6] != 0x1b || plen < 16 || plen > len - 40)
+		return false;
+	*roce = plen;
+	*bth = l3 + 40;
+	return true;
+}
+
+/*
+ * The checks of the RoCE packet at @bth, @roce bytes long: the ICRC, TVer,
+ * the opcode, headers against the opcode, the P_Key. O_ACCEPT with the
+ * payload's length in *@plen, or the drop.
+ */
+static enum outcome model_packet(const struct frame *f, const uint8_t *bth,
+				 unsigned int roce, unsigned int *plen)
+{
+	const struct opi *o = &ops[bth[0]];
+	unsigned int body, rest, pad;
+	uint32_t wire;
+
 	memcpy(&wire, bth + roce - 4, 4);
-	if (le32toh(wire) != icrc(f->kind, l3, bth + roce - 4 - l3)) {
-		v.o = O_ICRC;
-		return v;
-	}
-	if (bth[1] & 0xf) {
-		v.o = O_TVER;
-		return v;
-	}
-	o = &ops[bth[0]];
-	if (!o->known) {
-		v.o = O_OPCODE;
-		return v;
-	}
+	if (le32toh(wire) != icrc(f->kind, f->l3, bth + roce - 4 - f->l3))
+		return O_ICRC;
+	if (bth[1] & 0xf)
+		return O_TVER;
+	if (!o->known)
+		return O_OPCODE;
 	body = roce - 12 - 4;
 	pad = (bth[1] >> 4) & 3;
 	if (body < hdr_len(o->hdrs))
-		return v;
+		return O_MALFORMED;
 	rest = body - hdr_len(o->hdrs);
 	if ((rest && !o->payload) || rest % 4 || pad > rest)
-		return v;
-	plen = rest - pad;
-	if ((get16(bth + 2) & 0x7fff) != 0x7fff) {
-		v.o = O_PKEY;
-		return v;
-	}
-	v.o = O_ACCEPT;
-	dqpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
-	if (dqpn == QPN_MCAST && bth[0] != 0x81) {
-		if (!mgid_joined(dgid)) {
-			v.o = O_NOQP;
-			return v;
-		}
-		qpt = Q_UD;
-	} else {
+		return O_MALFORMED;
+	*plen = rest - pad;
+	if ((get16(bth + 2) & 0x7fff) != 0x7fff)
+		return O_PKEY;
+	return O_ACCEPT;
+}
+
+/*
+ * An accepted packet's QP lookup: O_NOQP, or accepted by a QP that maybe
+ * drops it later (payload over its limit, opcode of another transport).
+ */
+static struct verdict model_qp(const uint8_t *bth, const uint8_t *dgid,
+			       unsigned int plen)
+{
+	struct verdict v = { .o = O_NOQP };
+	uint32_t dqpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
+	uint8_t qpt;
+
+	if (dqpn == QPN_MCAST && bth[0] != 0x81)
+		qpt = mgid_joined(dgid) ? Q_UD : 0;
+	else
 		qpt = qpn_type(dqpn);
-		if (!qpt) {
-			v.o = O_NOQP;
-			return v;
-		}
-	}
+	if (!qpt)
+		return v;
+	v.o = O_ACCEPT;
 	v.over_mtu = plen > qp_max_payload(qpt);
-	v.wrong_qpt = !(o->qpt & qpt);
+	v.wrong_qpt = !(ops[bth[0]].qpt & qpt);
 	return v;
+}
+
+/*
+ * What vroce does with the datagram at f->l3 (rx.c): after the stack's
+ * checks, the framing, the ICRC, TVer, the opcode, headers against the
+ * opcode, the P_Key, then the QP lookup.
+ */
+static struct verdict model(const struct frame *f)
+{
+	struct verdict v = {};
+	unsigned int len, roce, plen;
+	uint8_t dgid[16] = { 0 };
+	const uint8_t *bth;
+
+	v.o = model_stack(f, &len, dgid);
+	if (v.o != O_ACCEPT)
+		return v;
+	if (!model_framing(f, len, &bth, &roce)) {
+		v.o = O_MALFORMED;
+		return v;
+	}
+	v.o = model_packet(f, bth, roce, &plen);
+	if (v.o != O_ACCEPT)
+		return v;
+	return model_qp(bth, dgid, plen);
 }
 
 /* ------------------------------------------------------------ one frame */
 
-static void frame_make(struct frame *f, uint64_t idx)
+/* Frame @idx's kind, target, VLAN tag and fragmentation. */
+static void frame_pick(struct frame *f)
 {
-	uint8_t *body;
-	unsigned int blen, hl;
-	uint32_t crc;
-	int op;
-	bool post_len = false;
-
-	rng = ((uint64_t)E.seed << 32) ^ (idx * 0xd1342543de82ef95ull);
-	rnd();
 	f->kind = rn(K_NR);
 	f->target = rn(100) < 20 ? T_LIVE : rn(T_NR);
 	/* Few at the GSI QP: ib_core logs most of what it gets. */
@@ -1089,10 +1113,15 @@ static void frame_make(struct frame *f, uint64_t idx)
 		f->vlan = chance(70) ? VLAN_BOUND : chance(70) ? 0 :
 					VLAN_UNKNOWN;
 	f->frag = f->kind == K_V4 && chance(15);
-	E.ip_id++;
-	hl = l3_hlen(f->kind);
-	body = f->l3 + hl;
-	op = seed_opcode(f->target);
+}
+
+/* The RoCE packet of @f from its BTH, mostly mutated; returns its length. */
+static unsigned int frame_body(struct frame *f)
+{
+	uint8_t *body = f->l3 + l3_hlen(f->kind);
+	int op = seed_opcode(f->target);
+	unsigned int blen;
+
 	blen = seed_body(body, op, target_qpn(f->target), f->target);
 	if (!chance(8))
 		blen = mutate_body(body, blen, &f->target);
@@ -1100,25 +1129,26 @@ static void frame_make(struct frame *f, uint64_t idx)
 	if ((((body[5] << 16) | (body[6] << 8) | body[7]) == a.live->qp_num) &&
 	    (!ops[body[0]].known || ops[body[0]].request))
 		put32(body + 8, (body[8] << 24) | live_psn());
-	build_l3(f, blen);
-	if (chance(25))
-		mutate_masked(f);
-	if (chance(6)) {
-		if (chance(50))
-			mutate_l3_len(f);
-		else
-			post_len = true;
-	}
-	crc = icrc(f->kind, f->l3, hl + blen);
+	return blen;
+}
+
+/* The ICRC after the @blen-byte RoCE packet of @f; maybe broken after. */
+static void frame_icrc(struct frame *f, unsigned int blen)
+{
+	unsigned int hl = l3_hlen(f->kind);
+	uint32_t crc = htole32(icrc(f->kind, f->l3, hl + blen));
+
 	f->len = hl + blen + 4;
-	crc = htole32(crc);
 	memcpy(f->l3 + hl + blen, &crc, 4);
 	if (chance(10))		/* an invalid ICRC */
 		f->l3[hl + blen + rn(4)] ^= 1u << rn(8);
 	if (blen && chance(3))	/* a covered byte after the ICRC */
 		f->l3[hl + rn(blen)] ^= 1u << rn(8);
-	if (post_len)
-		mutate_l3_len(f);
+}
+
+/* The IPv4 header checksum (rarely a bad one) or the IPv6 UDP checksum. */
+static void frame_csum(struct frame *f)
+{
 	if (f->kind == K_V4) {
 		ip_csum(f->l3);
 		if (chance(1)) {	/* the stack drops it, whole */
@@ -1128,6 +1158,32 @@ static void frame_make(struct frame *f, uint64_t idx)
 	} else if (f->kind == K_V6) {
 		udp6_csum(f->l3, f->len - 40);
 	}
+}
+
+/* Frame @idx of the run: drawn from the seed and @idx alone. */
+static void frame_make(struct frame *f, uint64_t idx)
+{
+	bool post_len = false;
+	unsigned int blen;
+
+	rng = ((uint64_t)E.seed << 32) ^ (idx * 0xd1342543de82ef95ull);
+	rnd();
+	frame_pick(f);
+	E.ip_id++;
+	blen = frame_body(f);
+	build_l3(f, blen);
+	if (chance(25))
+		mutate_masked(f);
+	if (chance(6)) {
+		if (chance(50))
+			mutate_l3_len(f);
+		else
+			post_len = true;
+	}
+	frame_icrc(f, blen);
+	if (post_len)
+		mutate_l3_len(f);
+	frame_csum(f);
 	f->v = model(f);
 }
 
@@ -1156,39 +1212,45 @@ static void marker_make(struct frame *f)
 	f->v = model(f);
 }
 
+/* The Ethernet header (VLAN tag too) of @f at @e; returns its length. */
+static unsigned int eth_header(const struct frame *f, uint8_t *e)
+{
+	bool mc = f->target == T_MCAST;
+	unsigned int eh = 12;
+
+	if (mc && f->kind == K_V4) {
+		memcpy(e, "\x01\x00\x5e\x01\x02\x03", 6);
+	} else if (mc && f->kind != K_V1) {
+		memcpy(e, "\x33\x33\x00\x02\x00\x03", 6);
+	} else if (mc) {
+		e[0] = 0x33;
+		e[1] = 0x33;
+		memcpy(e + 2, f->l3 + 36, 4);
+	} else {
+		memcpy(e, E.dmac, 6);
+	}
+	memcpy(e + 6, E.smac, 6);
+	if (f->vlan >= 0) {
+		put16(e + 12, 0x8100);
+		put16(e + 14, f->vlan | rn(8) << 13);
+		eh = 16;
+	}
+	put16(e + eh, f->kind == K_V1 ? 0x8915 :
+		      f->kind == K_V4 ? 0x0800 : 0x86dd);
+	return eh + 2;
+}
+
 /* Ethernet frames of @f into @out (MAX_FRAGS of ETH_FRAME_LEN + ...). */
 static unsigned int frame_eth(struct frame *f, uint8_t (*out)[MAX_L3 + 32],
 			      unsigned int *olen)
 {
 	unsigned int n = 0, off = 0, piece, eh, pl = f->len - 20, nf;
-	bool mc = f->target == T_MCAST;
-	uint16_t et = f->kind == K_V1 ? 0x8915 :
-		      f->kind == K_V4 ? 0x0800 : 0x86dd;
 	uint8_t *e;
 
 	nf = f->frag && pl > 16 ? 2 + rn(2) : 1;
 	do {
 		e = out[n];
-		if (mc && f->kind == K_V4) {
-			memcpy(e, "\x01\x00\x5e\x01\x02\x03", 6);
-		} else if (mc && f->kind != K_V1) {
-			memcpy(e, "\x33\x33\x00\x02\x00\x03", 6);
-		} else if (mc) {
-			e[0] = 0x33;
-			e[1] = 0x33;
-			memcpy(e + 2, f->l3 + 36, 4);
-		} else {
-			memcpy(e, E.dmac, 6);
-		}
-		memcpy(e + 6, E.smac, 6);
-		eh = 12;
-		if (f->vlan >= 0) {
-			put16(e + 12, 0x8100);
-			put16(e + 14, f->vlan | rn(8) << 13);
-			eh = 16;
-		}
-		put16(e + eh, et);
-		eh += 2;
+		eh = eth_header(f, e);
 		if (nf == 1) {
 			memcpy(e + eh, f->l3, f->len);
 			olen[n++] = eh + f->len;
@@ -1360,38 +1422,39 @@ struct run {
 	struct frame marker;
 };
 
-/* One batch of frames; false if its counters are off. */
-static bool run_batch(struct run *r, uint64_t from, uint64_t to,
-		      struct frame *fr)
+/* Count frame @f in @r's tally and the counters it must move, in @want. */
+static void tally_frame(struct run *r, const struct frame *f, long long *want)
 {
-	long long base[C_NR], want[C_NR] = { 0 }, now[C_NR];
-	unsigned int ne = 0, i;
+	r->t.out[f->v.o]++;
+	r->t.kind[f->kind]++;
+	r->t.frags += f->frag;
+	r->t.vlan += f->vlan >= 0;
+	if (f->v.o >= O_ICRC && f->v.o < O_ACCEPT)
+		want[f->v.o - O_ICRC]++;
+	if (f->v.o == O_NOQP || f->v.o == O_ACCEPT)
+		want[C_PKTS]++;
+	if (f->v.o == O_ACCEPT && f->v.over_mtu) {
+		want[C_MAL]++;
+		r->t.over_mtu++;
+	} else if (f->v.o == O_ACCEPT && f->v.wrong_qpt) {
+		r->opc_hi++;
+		r->t.wrong_qpt++;
+	}
+}
+
+/* Frames @from..@to - 1 into @fr and ebuf, then the marker; Ethernet frames. */
+static unsigned int batch_build(struct run *r, uint64_t from, uint64_t to,
+				struct frame *fr, long long *want)
+{
+	unsigned int ne = 0;
 	uint64_t idx;
 	struct frame *f;
 
-	ud_refill();
-	if (revive(spare, IBV_QPT_RC) || revive(uc, IBV_QPT_UC))
-		ksft_print_msg("cannot move a spare QP back to RTS\n");
-	counters_read(base);
 	for (idx = from; idx < to; idx++) {
 		f = &fr[idx - from];
 		frame_make(f, idx);
 		ne += frame_eth(f, ebuf + ne, elen + ne);
-		r->t.out[f->v.o]++;
-		r->t.kind[f->kind]++;
-		r->t.frags += f->frag;
-		r->t.vlan += f->vlan >= 0;
-		if (f->v.o >= O_ICRC && f->v.o < O_ACCEPT)
-			want[f->v.o - O_ICRC]++;
-		if (f->v.o == O_NOQP || f->v.o == O_ACCEPT)
-			want[C_PKTS]++;
-		if (f->v.o == O_ACCEPT && f->v.over_mtu) {
-			want[C_MAL]++;
-			r->t.over_mtu++;
-		} else if (f->v.o == O_ACCEPT && f->v.wrong_qpt) {
-			r->opc_hi++;
-			r->t.wrong_qpt++;
-		}
+		tally_frame(r, f, want);
 	}
 	marker_make(&r->marker);
 	if (r->marker.v.o != O_ICRC)
@@ -1401,11 +1464,17 @@ static bool run_batch(struct run *r, uint64_t from, uint64_t to,
 	r->opc_lo += want[C_OPCODE];
 	r->opc_hi += want[C_OPCODE];
 	r->t.frames += ne - 1;
-	if (send_all(r->sock, ne))
-		ksft_exit_fail_msg("sendmmsg: %s\n", strerror(errno));
-	if (batch_ok(base, want, r->start, r->opc_lo, r->opc_hi, now))
-		return true;
-	r->bad_batches++;
+	return ne;
+}
+
+/* A batch whose counters are off: how to replay it, and what moved. */
+static void batch_report(const struct run *r, uint64_t from, uint64_t to,
+			 const struct frame *fr, const long long *base,
+			 const long long *want, const long long *now)
+{
+	uint64_t idx;
+	int i;
+
 	ksft_print_msg("frames %llu..%llu (--seed %u --first %llu --iterations %llu): counters moved:",
 		       (unsigned long long)from, (unsigned long long)to - 1,
 		       E.seed, (unsigned long long)from,
@@ -1419,20 +1488,36 @@ static bool run_batch(struct run *r, uint64_t from, uint64_t to,
 	if (to - from <= 4)
 		for (idx = from; idx < to; idx++)
 			print_frame(&fr[idx - from], idx);
+}
+
+/* One batch of frames; false if its counters are off. */
+static bool run_batch(struct run *r, uint64_t from, uint64_t to,
+		      struct frame *fr)
+{
+	long long base[C_NR], want[C_NR] = { 0 }, now[C_NR];
+	unsigned int ne;
+
+	ud_refill();
+	if (revive(spare, IBV_QPT_RC) || revive(uc, IBV_QPT_UC))
+		ksft_print_msg("cannot move a spare QP back to RTS\n");
+	counters_read(base);
+	ne = batch_build(r, from, to, fr, want);
+	if (send_all(r->sock, ne))
+		ksft_exit_fail_msg("sendmmsg: %s\n", strerror(errno));
+	if (batch_ok(base, want, r->start, r->opc_lo, r->opc_hi, now))
+		return true;
+	r->bad_batches++;
+	batch_report(r, from, to, fr, base, want, now);
 	return false;
 }
 
 static int setup(void)
 {
-	struct ibv_port_attr pattr;
-
 	if (side_open(&a, getenv("VROCE_DEV"), "VROCE_GID") ||
 	    side_open(&b, getenv("VROCE_PEER_DEV"), "VROCE_PEER_GID") ||
 	    fuzz_qps_open())
 		return -1;
-	if (ibv_query_port(a.ctx, 1, &pattr))
-		return -1;
-	E.mtu_bytes = 128u << (a.mtu < b.mtu ? a.mtu : b.mtu);
+	E.mtu_bytes = 128u << path_to(&a, &b, b.live).mtu;
 	live_pkts_per_chunk = (CHUNK + E.mtu_bytes - 1) / E.mtu_bytes;
 	return 0;
 }
@@ -1457,7 +1542,8 @@ static void report(struct run *r, double secs)
 	       (unsigned long long)r->t.wrong_qpt);
 }
 
-int main(int argc, char **argv)
+/* The options into @r, E and *@ns; exits with the usage if one is bad. */
+static void parse_args(int argc, char **argv, struct run *r, const char **ns)
 {
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, 's' },
@@ -1469,34 +1555,24 @@ int main(int argc, char **argv)
 		{ "dmac", required_argument, NULL, 'D' },
 		{}
 	};
-	struct run r = { .iters = 20000, .batch = 64 };
-	const char *ns = NULL;
-	long long end[C_NR], b_sent;
-	struct frame *fr;
-	pthread_t th;
-	cpu_set_t cpus;
-	double t0, secs;
-	uint64_t i, to;
 	int c;
-	bool ok;
 
-	E.seed = (uint32_t)(vroce_now_s() * 1e6) ^ (uint32_t)getpid();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			E.seed = strtoul(optarg, NULL, 0);
 			break;
 		case 'n':
-			r.iters = strtoull(optarg, NULL, 0);
+			r->iters = strtoull(optarg, NULL, 0);
 			break;
 		case 'f':
-			r.first = strtoull(optarg, NULL, 0);
+			r->first = strtoull(optarg, NULL, 0);
 			break;
 		case 'b':
-			r.batch = strtoul(optarg, NULL, 0);
+			r->batch = strtoul(optarg, NULL, 0);
 			break;
 		case 'N':
-			ns = optarg;
+			*ns = optarg;
 			break;
 		case 'S':
 			if (parse_mac(optarg, E.smac))
@@ -1510,16 +1586,71 @@ int main(int argc, char **argv)
 			print_usage(argv[0]);
 		}
 	}
-	if (!ns || !r.batch || r.batch > MAX_BATCH)
+	if (!*ns || !r->batch || r->batch > MAX_BATCH)
 		print_usage(argv[0]);
+}
+
+/* Every batch, while the live transfer runs on; returns the seconds. */
+static double fuzz_all(struct run *r, struct frame *fr)
+{
+	double t0 = vroce_now_s();
+	uint64_t i, to;
+	cpu_set_t cpus;
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, live_run, NULL))
+		ksft_exit_fail_msg("pthread_create\n");
+	CPU_ZERO(&cpus);
+	CPU_SET(sched_getcpu(), &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	for (i = r->first; i < r->first + r->iters && !live_err[0]; i = to) {
+		to = i + r->batch;
+		if (to > r->first + r->iters)
+			to = r->first + r->iters;
+		run_batch(r, i, to, fr);
+	}
+	t0 = vroce_now_s() - t0;
+	atomic_store(&live_stop, true);
+	pthread_join(th, NULL);
+	return t0;
+}
+
+/* Every frame is counted, or accepted: rcvd_pkts is exact too. */
+static void check_accounted(const struct run *r)
+{
+	double end = vroce_now_s() + SETTLE_S;
+	long long now[C_NR], b_sent, accepted;
+	bool ok;
+
+	accepted = r->t.out[O_ACCEPT] + r->t.out[O_NOQP];
+	do {
+		usleep(10000);
+		counters_read(now);
+		b_sent = vroce_hw_counter(b.name, "sent_pkts") - r->b_sent0;
+		ok = now[C_PKTS] - r->start[C_PKTS] == accepted + b_sent;
+	} while (!ok && vroce_now_s() < end);
+	ksft_print_msg("rcvd_pkts moved %lld: %lld accepted frames + %lld packets the peer sent\n",
+		       now[C_PKTS] - r->start[C_PKTS], accepted, b_sent);
+	ksft_test_result(ok, "every injected frame accounted for (--seed %u)\n",
+			 E.seed);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { .iters = 20000, .batch = 64 };
+	const char *ns = NULL;
+	struct frame *fr;
+	double secs;
+	bool ok;
+
+	E.seed = (uint32_t)(vroce_now_s() * 1e6) ^ (uint32_t)getpid();
+	parse_args(argc, argv, &r, &ns);
 	ksft_print_header();
 	if (!getenv("VROCE_DEV") || !getenv("VROCE_PEER_DEV"))
 		ksft_exit_skip("VROCE_DEV, VROCE_PEER_DEV not set (run frame_fuzz.sh)\n");
 	ksft_set_plan(3);
 	ops_init();
 	crc_init();
-	a.name = getenv("VROCE_DEV");
-	b.name = getenv("VROCE_PEER_DEV");
 	if (setup())
 		ksft_exit_fail_msg("cannot set up the QPs: %s\n", strerror(errno));
 	r.sock = packet_socket(ns, "vb");
@@ -1533,41 +1664,12 @@ int main(int argc, char **argv)
 		       (unsigned long long)(r.first + r.iters - 1), E.mtu_bytes);
 	counters_read(r.start);
 	r.b_sent0 = vroce_hw_counter(b.name, "sent_pkts");
-	if (pthread_create(&th, NULL, live_run, NULL))
-		ksft_exit_fail_msg("pthread_create\n");
-	CPU_ZERO(&cpus);
-	CPU_SET(sched_getcpu(), &cpus);
-	sched_setaffinity(0, sizeof(cpus), &cpus);
-	t0 = vroce_now_s();
-	for (i = r.first; i < r.first + r.iters && !live_err[0]; i = to) {
-		to = i + r.batch;
-		if (to > r.first + r.iters)
-			to = r.first + r.iters;
-		run_batch(&r, i, to, fr);
-	}
-	secs = vroce_now_s() - t0;
-	atomic_store(&live_stop, true);
-	pthread_join(th, NULL);
+	secs = fuzz_all(&r, fr);
 	report(&r, secs);
 	ksft_test_result(!r.bad_batches,
 			 "every drop counted where the model says: %llu batches of %u off\n",
 			 (unsigned long long)r.bad_batches, r.batch);
-	/* Every frame is counted, or accepted: rcvd_pkts is exact too. */
-	t0 = vroce_now_s();
-	do {
-		usleep(10000);
-		counters_read(end);
-		b_sent = vroce_hw_counter(b.name, "sent_pkts");
-		ok = end[C_PKTS] - r.start[C_PKTS] ==
-		     (long long)(r.t.out[O_ACCEPT] + r.t.out[O_NOQP]) +
-		     b_sent - r.b_sent0;
-	} while (!ok && vroce_now_s() < t0 + SETTLE_S);
-	ksft_print_msg("rcvd_pkts moved %lld: %llu accepted frames + %lld packets the peer sent\n",
-		       end[C_PKTS] - r.start[C_PKTS],
-		       (unsigned long long)(r.t.out[O_ACCEPT] + r.t.out[O_NOQP]),
-		       b_sent - r.b_sent0);
-	ksft_test_result(ok, "every injected frame accounted for (--seed %u)\n",
-			 E.seed);
+	check_accounted(&r);
 	if (live_err[0])
 		ksft_print_msg("live transfer: %s\n", live_err);
 	ok = !live_err[0] && qp_state(a.live) == IBV_QPS_RTS &&

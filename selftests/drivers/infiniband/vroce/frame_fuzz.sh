@@ -26,33 +26,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 vroce_require ip rdma timeout
 
-NSA=
-NSB=
+trap vroce_ns_devs_cleanup EXIT
 
-cleanup() {
-	rdma link delete nvb 2>/dev/null
-	rdma link delete nva 2>/dev/null
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
+# va.100: a VLAN vroce receives on (VLAN_BOUND in frame_fuzz.c).
 setup() {
-	NSA=$(ns_add ffa) && NSB=$(ns_add ffb) || return 1
-	vroce_load &&
-		ip -n "$NSA" link add va mtu 9000 type veth peer name vb mtu 9000 \
-			netns "$NSB" &&
+	vroce_veth_ns ffa ffb v6 mtu 9000 &&
 		ip -n "$NSA" link add link va name va.100 type vlan id 100 &&
-		ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
-		ip -n "$NSA" addr add 2001:db8::1/64 dev va nodad &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev vb &&
-		ip -n "$NSB" addr add 2001:db8::2/64 dev vb nodad &&
-		ip -n "$NSA" link set va up && ip -n "$NSA" link set va.100 up &&
-		ip -n "$NSB" link set vb up &&
-		ip netns exec "$NSA" rdma link add nva type vroce netdev va &&
-		ip netns exec "$NSB" rdma link add nvb type vroce netdev vb &&
-		wait_for 10 vroce_gid nva v4 va 192.0.2.1 &&
-		wait_for 10 vroce_gid nvb v4 vb 192.0.2.2
+		ip -n "$NSA" link set va.100 up &&
+		vroce_ns_devs nva nvb
 }
 
 iters=100000
@@ -63,12 +44,7 @@ args=(--iterations "${FRAME_FUZZ_ITERATIONS:-$iters}")
 [ -n "${FRAME_FUZZ_FIRST:-}" ] && args+=(--first "$FRAME_FUZZ_FIRST")
 [ -n "${FRAME_FUZZ_BATCH:-}" ] && args+=(--batch "$FRAME_FUZZ_BATCH")
 
-if ! setup >"$VROCE_LOG" 2>&1; then
-	ktap_print_header
-	sed 's/^/# /' "$VROCE_LOG"
-	ktap_exit_fail_msg "cannot set up two namespaces with a vroce device each"
-fi
-maca=$(ip netns exec "$NSA" cat /sys/class/net/va/address)
-macb=$(ip netns exec "$NSB" cat /sys/class/net/vb/address)
+vroce_setup_or_exit "cannot set up two namespaces with a vroce device each" \
+	setup
 VROCE_DEV=nva VROCE_PEER_DEV=nvb timeout 1800 "$VROCE_BIN/frame_fuzz" \
-	--netns "$NSB" --smac "$macb" --dmac "$maca" "${args[@]}"
+	--netns "$NSB" --smac "$MACB" --dmac "$MACA" "${args[@]}"

@@ -235,24 +235,13 @@ static int rc_connect(struct side *s, struct ibv_qp *qp, struct side *peer,
 
 static int ud_ready(struct side *s, struct side *peer)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
-	};
 	struct ibv_ah_attr ah = {
 		.is_global = 1, .port_num = 1,
 		.grh = { .dgid = peer->dev.gid, .sgid_index = s->dev.gid_idx,
 			 .hop_limit = 64 },
 	};
 
-	if (ibv_modify_qp(s->ud, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(s->ud, &attr, IBV_QP_STATE))
-		return -1;
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = 0;
-	if (ibv_modify_qp(s->ud, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
+	if (vroce_ud_connect(s->ud, QKEY, 0))
 		return -1;
 	s->ah = ibv_create_ah(s->dev.pd, &ah);
 	return s->ah ? 0 : -1;

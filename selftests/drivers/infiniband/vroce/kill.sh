@@ -3,7 +3,7 @@
 #
 # perftest killed at random points must leave nothing stuck:
 #
-#   [ns kla-*: nka over ka] ==veth== [ns klb-*: nkb over kb]
+#   [ns kla-*: nka over va] ==veth== [ns klb-*: nkb over vb]
 #
 # Each round runs one of ib_write_bw, ib_read_bw, ib_send_bw and
 # ib_atomic_bw (-D 4: for four seconds) between nka and nkb, or on nka
@@ -31,8 +31,6 @@ TOOLS=(ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw)
 ROUNDS=${KILL_ROUNDS:-8}
 vroce_lean_kernel && [ -z "${KILL_ROUNDS:-}" ] && ROUNDS=4
 SEED=${KILL_SEED:-$((RANDOM * 32768 + RANDOM))}
-NSA=
-NSB=
 GIDA=
 GIDB=
 PORT=18515
@@ -41,27 +39,14 @@ CLI=
 
 cleanup() {
 	kill -9 "$SRV" "$CLI" 2>/dev/null
-	rdma link delete nkb 2>/dev/null
-	rdma link delete nka 2>/dev/null
-	vroce_unload
-	rm -f "$VROCE_LOG".*
-	vroce_cleanup
+	vroce_ns_devs_cleanup
 }
 trap cleanup EXIT
 
 setup() {
-	NSA=$(ns_add kla) && NSB=$(ns_add klb) || return 1
-	vroce_load &&
-		ip -n "$NSA" link add ka type veth peer name kb netns "$NSB" &&
-		ip -n "$NSA" addr add 192.0.2.1/24 dev ka &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev kb &&
-		ip -n "$NSA" link set ka up && ip -n "$NSB" link set kb up &&
-		ip netns exec "$NSA" rdma link add nka type vroce netdev ka &&
-		ip netns exec "$NSB" rdma link add nkb type vroce netdev kb &&
-		wait_for 10 vroce_gid nka v4 ka 192.0.2.1 &&
-		wait_for 10 vroce_gid nkb v4 kb 192.0.2.2 || return 1
-	GIDA=$(vroce_gid nka v4 ka 192.0.2.1) &&
-		GIDB=$(vroce_gid nkb v4 kb 192.0.2.2)
+	vroce_veth_ns kla klb && vroce_ns_devs nka nkb || return 1
+	GIDA=$(vroce_gid nka v4 va 192.0.2.1) &&
+		GIDB=$(vroce_gid nkb v4 vb 192.0.2.2)
 }
 
 # State of process $1 from /proc ("" once it is gone).

@@ -310,7 +310,7 @@ udp_port_release() {
 vroce_cleanup() {
 	udp_port_release
 	ns_del_all
-	rm -f "$VROCE_LOG"
+	rm -f "$VROCE_LOG" "$VROCE_LOG".*
 	# make check sums these per kernel (tools/check.sh).
 	ktap_print_msg "$(basename "$0") took $SECONDS s"
 }
@@ -358,14 +358,96 @@ vroce_test_dev() {
 	VROCE_TEST_NDEV=$2
 	trap vroce_test_dev_cleanup EXIT
 	[ $# -lt 4 ] || setup=vroce_veth_dev_ipv4
-	"$setup" "$@" >"$VROCE_LOG" 2>&1 && return 0
+	vroce_setup_or_exit "cannot set up a vroce device" "$setup" "$@"
+}
+
+# vroce_setup_or_exit MSG CMD...: the set-up CMD of a script whose KTAP a C
+# test prints; if it fails, the script exits with a failed plan, CMD's
+# output and MSG.
+vroce_setup_or_exit() {
+	"${@:2}" >"$VROCE_LOG" 2>&1 && return 0
 	ktap_print_header
 	sed 's/^/# /' "$VROCE_LOG"
-	ktap_exit_fail_msg "cannot set up a vroce device"
+	ktap_exit_fail_msg "$1"
 }
 
 vroce_test_dev_cleanup() {
 	[ -z "$VROCE_TEST_NDEV" ] || ip link del "$VROCE_TEST_NDEV" 2>/dev/null
+	vroce_unload
+	vroce_cleanup
+}
+
+# vroce_veth_ns A B [v6] [mtu N]: the two namespaces of a test between two
+# devices, joined by a veth pair:
+#
+#   [ns A-PID: va 192.0.2.1/24] ==veth== [ns B-PID: vb 192.0.2.2/24]
+#
+# both ends up; with v6 also 2001:db8::1/64 and 2001:db8::2/64 (no DAD),
+# with mtu N that MTU on both ends. Sets NSA and NSB (the namespaces' names),
+# EXEC_A and EXEC_B (ip netns exec in each), MACA and MACB (va's and vb's
+# MAC addresses). ns_del_all (vroce_cleanup) deletes them.
+vroce_veth_ns() {
+	local v6='' mtu=()
+
+	NSA=$(ns_add "$1") && NSB=$(ns_add "$2") || return 1
+	shift 2
+	while [ $# -gt 0 ]; do
+		case $1 in
+		v6) v6=1 ;;
+		mtu) mtu=(mtu "$2") && shift ;;
+		*) echo "vroce_veth_ns: unknown option $1" && return 1 ;;
+		esac
+		shift
+	done
+	EXEC_A=(ip netns exec "$NSA") EXEC_B=(ip netns exec "$NSB")
+	ip -n "$NSA" link add va "${mtu[@]}" type veth \
+		peer name vb "${mtu[@]}" netns "$NSB" &&
+		ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
+		ip -n "$NSB" addr add 192.0.2.2/24 dev vb || return 1
+	if [ -n "$v6" ]; then
+		ip -n "$NSA" addr add 2001:db8::1/64 dev va nodad &&
+			ip -n "$NSB" addr add 2001:db8::2/64 dev vb nodad ||
+			return 1
+	fi
+	# shellcheck disable=SC2034 # the calling script's
+	ip -n "$NSA" link set va up && ip -n "$NSB" link set vb up &&
+		MACA=$(ip netns exec "$NSA" cat /sys/class/net/va/address) &&
+		MACB=$(ip netns exec "$NSB" cat /sys/class/net/vb/address)
+}
+
+# vroce_ns_devs DEV_A [DEV_B [KIND...]]: vroce loaded, the device DEV_A over
+# va in NSA and DEV_B (unless empty) over vb in NSB (vroce_veth_ns), each
+# with a GID of each KIND (vroce_gid: v4, v6, v1; default v4).
+# vroce_ns_devs_cleanup deletes them.
+VROCE_NS_DEVS=()
+vroce_ns_devs() {
+	local kinds=("${@:3}") dev
+
+	[ ${#kinds[@]} -gt 0 ] || kinds=(v4)
+	VROCE_NS_DEVS=()
+	vroce_load &&
+		ip netns exec "$NSA" rdma link add "$1" type vroce netdev va ||
+		return 1
+	VROCE_NS_DEVS+=("$1")
+	if [ -n "${2:-}" ]; then
+		ip netns exec "$NSB" rdma link add "$2" type vroce netdev vb ||
+			return 1
+		VROCE_NS_DEVS+=("$2")
+	fi
+	for dev in "${VROCE_NS_DEVS[@]}"; do
+		wait_for 10 vroce_gids_ready "$dev" "${kinds[@]}" || return 1
+	done
+}
+
+# The devices of vroce_ns_devs, last first; then vroce unloaded and the
+# script's namespaces and files gone (vroce_cleanup): an EXIT trap.
+vroce_ns_devs_cleanup() {
+	local i
+
+	for ((i = ${#VROCE_NS_DEVS[@]} - 1; i >= 0; i--)); do
+		rdma link delete "${VROCE_NS_DEVS[i]}" 2>/dev/null
+	done
+	VROCE_NS_DEVS=()
 	vroce_unload
 	vroce_cleanup
 }

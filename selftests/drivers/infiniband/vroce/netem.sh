@@ -26,40 +26,19 @@ if [ -z "${NETEM_MIB:-}" ]; then
 	vroce_lean_kernel && NETEM_MIB=4
 	vroce_debug_kernel && NETEM_MIB=2
 fi
-NSA=
-NSB=
-
-cleanup() {
-	[ -n "$NSA" ] && ip netns exec "$NSA" rdma link delete nma 2>/dev/null
-	[ -n "$NSB" ] && ip netns exec "$NSB" rdma link delete nmb 2>/dev/null
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
+trap vroce_ns_devs_cleanup EXIT
 
 setup() {
-	NSA=$(ns_add nma) && NSB=$(ns_add nmb) || return 1
-	vroce_load &&
-		ip -n "$NSA" link add na type veth peer name nb netns "$NSB" &&
-		ip -n "$NSA" addr add 192.0.2.1/24 dev na &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev nb &&
-		ip -n "$NSA" link set na up && ip -n "$NSB" link set nb up &&
-		ip netns exec "$NSA" rdma link add nma type vroce netdev na &&
-		ip netns exec "$NSB" rdma link add nmb type vroce netdev nb &&
-		wait_for 10 grep -qx 0000:0000:0000:0000:0000:ffff:c000:0201 \
-			/sys/class/infiniband/nma/ports/1/gids/* &&
-		wait_for 10 grep -qx 0000:0000:0000:0000:0000:ffff:c000:0202 \
-			/sys/class/infiniband/nmb/ports/1/gids/* || return 1
+	vroce_veth_ns nma nmb && vroce_ns_devs nma nmb || return 1
 	# Static neighbours: ib_core resolves the peer's MAC at modify_qp,
 	# and an ARP exchange lost to netem would fail it (ETIMEDOUT).
-	ip -n "$NSA" neigh replace 192.0.2.2 dev na nud permanent \
-		lladdr "$(ip -n "$NSB" -br link show nb | awk '{print $3}')" &&
-		ip -n "$NSB" neigh replace 192.0.2.1 dev nb nud permanent \
-			lladdr "$(ip -n "$NSA" -br link show na | awk '{print $3}')" ||
-		return 1
+	ip -n "$NSA" neigh replace 192.0.2.2 dev va nud permanent \
+		lladdr "$MACB" &&
+		ip -n "$NSB" neigh replace 192.0.2.1 dev vb nud permanent \
+			lladdr "$MACA" || return 1
 	# shellcheck disable=SC2086 # NETEM is a list of netem arguments
-	ip netns exec "$NSA" tc qdisc add dev na root netem $NETEM &&
-		ip netns exec "$NSB" tc qdisc add dev nb root netem $NETEM
+	ip netns exec "$NSA" tc qdisc add dev va root netem $NETEM &&
+		ip netns exec "$NSB" tc qdisc add dev vb root netem $NETEM
 }
 
 # stream OP: vroce_rc_stream from nma to nmb, NETEM_MIB MiB.

@@ -9,9 +9,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 vroce_require ip rdma ibv_devices ibv_devinfo ss
 
-NSA=
-NSB=
-
 cleanup() {
 	vroce_unload
 	vroce_cleanup
@@ -19,11 +16,7 @@ cleanup() {
 trap cleanup EXIT
 
 setup() {
-	NSA=$(ns_add nsa) && NSB=$(ns_add nsb) || return 1
-	ip -n "$NSA" link add va type veth peer name vb netns "$NSB" || return 1
-	ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev vb &&
-		ip -n "$NSA" link set va up && ip -n "$NSB" link set vb up
+	vroce_veth_ns nsa nsb
 }
 
 add_in_each() {

@@ -24,10 +24,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 vroce_require ip rdma python3
 
 RX_PY="$VROCE_LIB_DIR/rx_frames.py"
-NSA=
-NSB=
 NSC=
-MACB=
 N=4
 
 cleanup() {
@@ -39,20 +36,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-v4_gid() {
-	grep -qx "0000:0000:0000:0000:0000:ffff:c000:02$2" \
-		/sys/class/infiniband/"$1"/ports/1/gids/*
-}
-
 setup() {
-	NSA=$(ns_add nua) && NSB=$(ns_add nub) && NSC=$(ns_add nuc) || return 1
-	ip -n "$NSA" link add va type veth peer name vb netns "$NSB" &&
-		ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev vb &&
-		ip -n "$NSA" link set va up && ip -n "$NSB" link set vb up &&
-		ip netns exec "$NSA" rdma link add nva type vroce netdev va &&
-		wait_for 10 v4_gid nva 01 || return 1
-	MACB=$(ip netns exec "$NSB" cat /sys/class/net/vb/address)
+	vroce_veth_ns nua nub && NSC=$(ns_add nuc) && vroce_ns_devs nva
 }
 
 # upper NAME TYPE MODE ADDR: an upper device of va, moved into C, up,
@@ -68,7 +53,7 @@ macvlans() {
 	upper mv0 macvlan bridge 192.0.2.3 &&
 		upper mv1 macvlan bridge 192.0.2.4 &&
 		ip netns exec "$NSC" rdma link add nvc type vroce netdev mv1 &&
-		wait_for 10 v4_gid nvc 04
+		wait_for 10 gid_present nvc 0000:0000:0000:0000:0000:ffff:c000:0204
 }
 
 ipvlans() {
@@ -76,7 +61,7 @@ ipvlans() {
 		wait_for 10 rdma_dev_gone nvc &&
 		upper iv0 ipvlan l2 192.0.2.5 && upper iv1 ipvlan l2 192.0.2.6 &&
 		ip netns exec "$NSC" rdma link add nvi type vroce netdev iv1 &&
-		wait_for 10 v4_gid nvi 06
+		wait_for 10 gid_present nvi 0000:0000:0000:0000:0000:ffff:c000:0206
 }
 
 hw_counters() {

@@ -65,29 +65,13 @@ cleanup() {
 	else
 		vroce_unload
 	fi
-	rm -f "$VROCE_LOG".*
 	vroce_cleanup
 }
 trap cleanup EXIT
 
 setup_veth() {
-	local nsa nsb
-
-	nsa=$(ns_add rca) && nsb=$(ns_add rcb) || return 1
-	vroce_load &&
-		ip -n "$nsa" link add va type veth peer name vb netns "$nsb" &&
-		ip -n "$nsa" addr add 192.0.2.1/24 dev va &&
-		ip -n "$nsa" addr add 2001:db8::1/64 dev va nodad &&
-		ip -n "$nsb" addr add 192.0.2.2/24 dev vb &&
-		ip -n "$nsb" addr add 2001:db8::2/64 dev vb nodad &&
-		ip -n "$nsa" link set va up && ip -n "$nsb" link set vb up &&
-		ip netns exec "$nsa" rdma link add rca type vroce netdev va &&
-		ip netns exec "$nsb" rdma link add rcb type vroce netdev vb &&
-		wait_for 10 vroce_gids_ready rca v4 v6 &&
-		wait_for 10 vroce_gids_ready rcb v4 v6 ||
-		return 1
+	vroce_veth_ns rca rcb v6 && vroce_ns_devs rca rcb v4 v6 || return 1
 	DEV_A=rca DEV_B=rcb SERVER_IP=192.0.2.2
-	EXEC_A=(ip netns exec "$nsa") EXEC_B=(ip netns exec "$nsb")
 }
 
 setup_loop() {

@@ -1663,25 +1663,14 @@ static struct ibv_qp *ud_qp_rts(struct __test_metadata *_metadata,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
-	};
 	struct ibv_sge sge = { (uintptr_t)b->dev.buf, 8192, b->dev.mr->lkey };
 	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct ibv_qp *qp = ibv_create_qp(b->dev.pd, &init);
 
 	if (!qp)
 		return NULL;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		goto err;
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		goto err;
-	attr.qp_state = IBV_QPS_RTS;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		goto err;
-	if (ibv_post_recv(qp, &rwr, &bad))
+	if (vroce_ud_connect(qp, 0x11111111, 0) ||
+	    ibv_post_recv(qp, &rwr, &bad))
 		goto err;
 	return qp;
 err:

@@ -104,11 +104,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return vroce_rnd(&rng_state);
 }
 
 static uint32_t pick(const uint32_t *v, size_t n)
@@ -412,56 +408,8 @@ static struct ibv_qp *qp_create(struct fz *f, enum kind k, struct ibv_cq *cq,
 
 #define UD_QKEY 0x11111111
 
-/* RTR -> RTS for UD and UC, send PSN 0. */
 /* RTR -> RTS of an RC QP: PSN 0 and the usual timers (vroce_test.h). */
 static const struct vroce_rc_path rc_timers = { VROCE_RC_DEFAULTS };
-
-static int rts_plain(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
-static int ud_up(struct ibv_qp *qp, bool rts)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qkey = UD_QKEY };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	return rts ? rts_plain(qp) : 0;
-}
-
-/* UC takes no RC-only attributes. */
-static int uc_up(struct ibv_qp *qp, const struct vroce_rc_path *path, bool rts)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = path->mtu;
-	a.dest_qp_num = path->dest_qpn;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = path->dgid;
-	a.ah_attr.grh.sgid_index = path->sgid_idx;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
-		return -1;
-	return rts ? rts_plain(qp) : 0;
-}
 
 static struct vroce_rc_path path_to(const struct fz *f, struct ibv_qp *peer)
 {
@@ -481,13 +429,16 @@ static int pair_up(const struct fz *f, enum kind k, struct pair *p)
 
 	switch (k) {
 	case K_RC:
-		return vroce_rc_init(p->b, &pb) || vroce_rc_rtr(p->b, &pb) ||
-		       vroce_rc_rts(p->b, &pb) || vroce_rc_init(p->a, &pa) ||
+		return vroce_rc_connect(p->b, &pb) || vroce_rc_init(p->a, &pa) ||
 		       vroce_rc_rtr(p->a, &pa);
 	case K_UC:
-		return uc_up(p->b, &pb, true) || uc_up(p->a, &pa, false);
+		pa.access = IBV_ACCESS_REMOTE_WRITE;
+		pb.access = IBV_ACCESS_REMOTE_WRITE;
+		return vroce_uc_connect(p->b, &pb) || vroce_rc_init(p->a, &pa) ||
+		       vroce_uc_rtr(p->a, &pa);
 	default:
-		return ud_up(p->b, true) || ud_up(p->a, false);
+		return vroce_ud_connect(p->b, UD_QKEY, 0) ||
+		       vroce_ud_rtr(p->a, UD_QKEY);
 	}
 }
 
@@ -758,7 +709,8 @@ static int one_case(struct fz *f, uint32_t it, struct tally *t)
 	if (rnd() % 8 == 0)
 		move_index(q, &v);
 
-	ret = k == K_RC ? vroce_rc_rts(p.a, &rc_timers) : rts_plain(p.a);
+	ret = k == K_RC ? vroce_rc_rts(p.a, &rc_timers) :
+			    vroce_sq_rts(p.a, 0);
 	if (ret) {
 		note(&v, "; RTR->RTS failed: %s", strerror(ret));
 		failed = 1;

@@ -20,35 +20,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 vroce_require ip rdma python3 timeout
 
 RX_PY="$VROCE_LIB_DIR/rx_frames.py"
-NSA=
-NSB=
-MACA=
-MACB=
-
-cleanup() {
-	rdma link delete nvb 2>/dev/null
-	rdma link delete nva 2>/dev/null
-	vroce_unload
-	vroce_cleanup
-}
-trap cleanup EXIT
-
-v4_gid() {
-	grep -qx 0000:0000:0000:0000:0000:ffff:c000:020"$2" \
-		/sys/class/infiniband/"$1"/ports/1/gids/*
-}
+trap vroce_ns_devs_cleanup EXIT
 
 setup() {
-	NSA=$(ns_add rba) && NSB=$(ns_add rbb) || return 1
-	ip -n "$NSA" link add va type veth peer name vb netns "$NSB" &&
-		ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev vb &&
-		ip -n "$NSA" link set va up && ip -n "$NSB" link set vb up &&
-		ip netns exec "$NSA" rdma link add nva type vroce netdev va &&
-		ip netns exec "$NSB" rdma link add nvb type vroce netdev vb &&
-		wait_for 10 v4_gid nva 1 && wait_for 10 v4_gid nvb 2 || return 1
-	MACA=$(ip netns exec "$NSA" cat /sys/class/net/va/address) &&
-		MACB=$(ip netns exec "$NSB" cat /sys/class/net/vb/address)
+	vroce_veth_ns rba rbb && vroce_ns_devs nva nvb
 }
 
 fragments() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Frames for the receive path's bounds tests, built with roce.py's
-builders (imported, not changed).
+"""Frames for the receive path's bounds tests, built with rocelib's
+(roce.py's library).
 
   rx_frames.py ud ...    send good RoCE frames (a UD SEND ONLY with a wrong
                          Q_Key, which the QP counts in rcvd_qkey_err) from
@@ -24,32 +24,27 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import roce  # noqa: E402
+from rocelib import net, report, wire  # noqa: E402
 
 IP_MF = 0x2000
 FRAG_DATA = 1480    # fragment payload: a 1500-byte MTU, a multiple of 8
-
-
-def eth_header(a, ethertype):
-    return (roce.mac_bytes(a.dmac) + roce.mac_bytes(a.smac) +
-            struct.pack("!H", ethertype))
 
 
 def cmd_ud(a):
     """a.count UD SEND ONLY frames to a.dqpn with Q_Key 0x11 (the GSI QP's
     is 0x80010000): a QP that receives one counts rcvd_qkey_err."""
     deth = struct.pack("!II", 0x11, 0x11)
-    body = roce.roce_body("UD_SEND_ONLY", 64, dqpn=a.dqpn, psn=0, hdrs=deth)
+    body = wire.roce_body("UD_SEND_ONLY", 64, dqpn=a.dqpn, psn=0, hdrs=deth)
     src, dst = ipaddress.ip_address(a.sip), ipaddress.ip_address(a.dip)
     if a.kind == "v1":
         sgid = ipaddress.ip_address("::ffff:" + a.sip)
         dgid = ipaddress.ip_address("::ffff:" + a.dip)
-        l3, et = roce.frame_v1(sgid, dgid, body), roce.ETH_P_IBOE
+        l3, et = wire.frame_v1(sgid, dgid, body), wire.ETH_P_IBOE
     else:
-        l3, et = roce.frame_v2("v4", src, dst, body), roce.ETH_P_IP
-    s = roce.packet_socket(a.ns, a.ifname)
+        l3, et = wire.frame_v2("v4", src, dst, body), wire.ETH_P_IP
+    s = net.packet_socket(a.ns, a.ifname)
     for _ in range(a.count):
-        s.send(eth_header(a, et) + l3)
+        s.send(wire.eth_header(a.dmac, a.smac, et) + l3)
     print("# sent %d %s frames of %d bytes to %s, QPN %#x" %
           (a.count, a.kind, len(l3), a.dip, a.dqpn))
 
@@ -60,8 +55,8 @@ def datagram_v4(src, dst, body, ident):
     udp_len = 8 + len(body) + 4
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, ident, 0, 64,
                      17, 0, src.packed, dst.packed)
-    udp = struct.pack("!HHHH", 0xC000, roce.ROCE_PORT, udp_len, 0)
-    return roce.append_icrc("v4", ip + udp + body)
+    udp = struct.pack("!HHHH", 0xC000, wire.ROCE_PORT, udp_len, 0)
+    return wire.append_icrc("v4", ip + udp + body)
 
 
 def fragments_v4(dgram):
@@ -75,25 +70,25 @@ def fragments_v4(dgram):
         h[2:4] = struct.pack("!H", 20 + len(piece))
         h[6:8] = struct.pack("!H", more | off // 8)
         h[10:12] = b"\0\0"
-        h[10:12] = struct.pack("!H", roce.csum16(bytes(h)))
+        h[10:12] = struct.pack("!H", wire.csum16(bytes(h)))
         frags.append(bytes(h) + piece)
     return frags
 
 
 def cmd_frag(a):
-    s = roce.packet_socket(a.ns, a.ifname)
-    peer = roce.Peer(a.prog)
+    s = net.packet_socket(a.ns, a.ifname)
+    peer = net.Peer(a.prog)
     q = peer.info
-    if not roce.expect(q.get("rc_qpn"), "inject_test did not start"):
+    if not report.expect(q.get("rc_qpn"), "inject_test did not start"):
         return
-    roce.expect(q["mtu"] == 1024, "path MTU %s, want 1024" % q["mtu"])
-    roce.expect(peer.ask("idle") == "ok", "not idle before any frame")
+    report.expect(q["mtu"] == 1024, "path MTU %s, want 1024" % q["mtu"])
+    report.expect(peer.ask("idle") == "ok", "not idle before any frame")
     src, dst = ipaddress.ip_address(a.sip), ipaddress.ip_address(a.dip)
-    eth = eth_header(a, roce.ETH_P_IP)
-    before = roce.counters(a.dev)
+    eth = wire.eth_header(a.dmac, a.smac, wire.ETH_P_IP)
+    before = net.counters(a.dev)
     total = 0
     for i in range(a.count):
-        body = roce.roce_body("RC_SEND_ONLY", a.len, dqpn=q["rc_qpn"],
+        body = wire.roce_body("RC_SEND_ONLY", a.len, dqpn=q["rc_qpn"],
                               psn=q["rc_psn"])
         dgram = datagram_v4(src, dst, body, 0x4000 + i)
         total += len(dgram)
@@ -106,15 +101,15 @@ def cmd_frag(a):
            q["rc_psn"]))
     want = {"rcvd_pkts": a.count, "rcvd_bytes": total,
             "rcvd_malformed": a.count}
-    ok, moved, _ = roce.wait_counters(a.dev, before, want)
+    ok, moved, _ = net.wait_counters(a.dev, before, want)
     print("# counters moved: %s" % " ".join(
         "%s+%d" % kv for kv in sorted(moved.items())))
-    roce.expect(ok, "counters moved %s, want %s" % (moved, want))
+    report.expect(ok, "counters moved %s, want %s" % (moved, want))
     reply = peer.ask("idle")
-    roce.expect(reply == "ok", "the QP is affected: idle: %s" % reply)
+    report.expect(reply == "ok", "the QP is affected: idle: %s" % reply)
     reply = peer.ask("traffic")
-    roce.expect(reply == "ok", "traffic: %s" % reply)
-    roce.expect(peer.close() == 0, "inject_test failed")
+    report.expect(reply == "ok", "traffic: %s" % reply)
+    report.expect(peer.close() == 0, "inject_test failed")
 
 
 def main():
@@ -137,8 +132,8 @@ def main():
     if a.cmd == "frag" and (not a.dev or not a.prog):
         p.error("frag needs --dev and --prog")
     {"ud": cmd_ud, "frag": cmd_frag}[a.cmd](a)
-    if roce.FAILURES:
-        print("# %d check(s) failed" % len(roce.FAILURES))
+    if report.FAILURES:
+        print("# %d check(s) failed" % len(report.FAILURES))
         return 1
     return 0
 

@@ -44,7 +44,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import roce  # noqa: E402 (the frame builders)
+from rocelib import net, wire  # noqa: E402
 
 BOUND = 5.0
 # A namespace is torn down by a kernel work item, after RCU grace periods.
@@ -105,13 +105,8 @@ class Local:
 
 
 def frame(a, body):
-    eth = roce.mac_bytes(a.dut_mac) + roce.mac_bytes(a.peer_mac) + \
-        struct.pack("!H", roce.ETH_P_IP)
-    return eth + roce.frame_v2("v4", a.src, a.dst, body)
-
-
-def bth(opcode, qpn, psn, ackreq=False):
-    return roce.bth(opcode, qpn, psn, ackreq=ackreq)
+    return wire.eth_header(a.dut_mac, a.peer_mac, wire.ETH_P_IP) + \
+        wire.frame_v2("v4", a.src, a.dst, body)
 
 
 def payload(n):
@@ -123,10 +118,10 @@ def next_bth(s, want_op, timeout=10):
     QP to the peer with opcode want_op, or None."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        fr = roce.recv_frame(s)
+        fr = net.recv_frame(s)
         if not fr:
             continue
-        kind, off = roce.is_roce(fr)
+        kind, off = wire.is_roce(fr)
         if kind != "v4":
             continue
         b = off + (fr[off] & 0xF) * 4 + 8
@@ -137,7 +132,7 @@ def next_bth(s, want_op, timeout=10):
 
 
 def start_send(a, s, q):
-    body = bth(OP_SEND_FIRST, q["qpn"], q["rq_psn"], ackreq=True) + \
+    body = wire.bth(OP_SEND_FIRST, q["qpn"], q["rq_psn"], ackreq=True) + \
         payload(q["mtu"])
     s.send(frame(a, body))
     ack = next_bth(s, OP_ACK)
@@ -146,7 +141,7 @@ def start_send(a, s, q):
 
 def start_write(a, s, q):
     reth = struct.pack("!QII", q["va"], q["rkey"], 4 * q["mtu"])
-    body = bth(OP_WRITE_FIRST, q["qpn"], q["rq_psn"], ackreq=True) + \
+    body = wire.bth(OP_WRITE_FIRST, q["qpn"], q["rq_psn"], ackreq=True) + \
         reth + payload(q["mtu"])
     s.send(frame(a, body))
     ack = next_bth(s, OP_ACK)
@@ -160,7 +155,7 @@ def start_read(a, s, q, local):
     if req is None or req[2] != q["sq_psn"]:
         return False
     aeth = struct.pack("!I", AETH_ACK << 24)
-    body = bth(OP_READ_RESPONSE_FIRST, q["qpn"], q["sq_psn"]) + aeth + \
+    body = wire.bth(OP_READ_RESPONSE_FIRST, q["qpn"], q["sq_psn"]) + aeth + \
         payload(q["mtu"])
     s.send(frame(a, body))
     # Nothing answers a READ response: give the QP's task time to place it.
@@ -257,7 +252,7 @@ def main():
     a.dst = ipaddress.ip_address(a.dut_ip)
     name = "%s %s" % (a.kind, a.action)
 
-    s = roce.packet_socket(a.ns_b, a.ifname)
+    s = net.packet_socket(a.ns_b, a.ifname)
     local = Local(a)
     q = local.info
     if "qpn" not in q:

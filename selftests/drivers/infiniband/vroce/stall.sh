@@ -25,31 +25,16 @@ vroce_require ip rdma python3 timeout
 
 KINDS=(send write read)
 ACTIONS=(dereg destroy kill linkdel netnsdel)
-NSA=
-NSB=
 
 cleanup() {
 	teardown
 	vroce_unload
-	rm -f "$VROCE_LOG".*
 	vroce_cleanup
 }
 trap cleanup EXIT
 
 setup() {
-	NSA=$(ns_add sta) && NSB=$(ns_add stb) || return 1
-	ip -n "$NSA" link add va type veth peer name vb netns "$NSB" &&
-		ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev vb &&
-		ip -n "$NSA" link set va up && ip -n "$NSB" link set vb up &&
-		ip netns exec "$NSA" rdma link add nva type vroce netdev va &&
-		wait_for 10 v4_gid
-}
-
-# nva has the RoCE GIDs of 192.0.2.1.
-v4_gid() {
-	grep -qx 0000:0000:0000:0000:0000:ffff:c000:0201 \
-		/sys/class/infiniband/nva/ports/1/gids/*
+	vroce_veth_ns sta stb && vroce_ns_devs nva
 }
 
 teardown() {
@@ -70,8 +55,7 @@ one_case() {
 	fi
 	timeout 120 python3 "$VROCE_LIB_DIR/stall.py" "$kind" "$action" \
 		--ns-a "$NSA" --ns-b "$NSB" --ifname vb --dev nva \
-		--dut-mac "$(ip -n "$NSA" -br link show va | awk '{print $3}')" \
-		--peer-mac "$(ip -n "$NSB" -br link show vb | awk '{print $3}')" \
+		--dut-mac "$MACA" --peer-mac "$MACB" \
 		--dut-ip 192.0.2.1 --peer-ip 192.0.2.2 \
 		--prog "$VROCE_BIN/stall_test" >"$out" 2>&1
 	line=$(grep '^RESULT ' "$out")

@@ -62,48 +62,28 @@ static int fail(const char *what)
 	return -1;
 }
 
+/* To the peer's QP (stall.py) at @peer_ip: one READ in flight each way. */
 static int connect_qp(int gid_idx, const char *peer_ip)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+	const char *timeout = getenv("STALL_TIMEOUT");
+	struct vroce_rc_path p = {
+		VROCE_RC_DEFAULTS,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ,
+		.rd_atomic = 1, .dest_rd_atomic = 1,
+		.timeout = timeout ? atoi(timeout) : 24,
+		.dest_qpn = PEER_QPN, .sgid_idx = gid_idx, .mtu = mtu,
+		.rq_psn = RQ_PSN, .sq_psn = SQ_PSN,
+		.dgid = { .raw = { [10] = 0xff, [11] = 0xff } },
 	};
-	union ibv_gid dgid = { .raw = { [10] = 0xff, [11] = 0xff } };
 
-	if (inet_pton(AF_INET, peer_ip, &dgid.raw[12]) != 1)
+	if (inet_pton(AF_INET, peer_ip, &p.dgid.raw[12]) != 1)
 		return fail("VROCE_PEER_IP");
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (vroce_rc_init(qp, &p))
 		return fail("modify to INIT");
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = mtu;
-	attr.dest_qp_num = PEER_QPN;
-	attr.rq_psn = RQ_PSN;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 12;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = dgid;
-	attr.ah_attr.grh.sgid_index = gid_idx;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	if (vroce_rc_rtr(qp, &p))
 		return fail("modify to RTR");
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = getenv("STALL_TIMEOUT") ? atoi(getenv("STALL_TIMEOUT")) :
-					       24;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.sq_psn = SQ_PSN;
-	attr.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+	if (vroce_rc_rts(qp, &p))
 		return fail("modify to RTS");
 	return 0;
 }

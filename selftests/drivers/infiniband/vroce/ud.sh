@@ -31,9 +31,6 @@ TOOLS=(ip rdma ss timeout ibv_ud_pingpong ibv_uc_pingpong ib_send_bw
        rdma_server rdma_client)
 vroce_require "${TOOLS[@]}"
 
-NS_A=
-NS_B=
-EXEC_A=() EXEC_B=()
 GID_A=
 GID_B=
 SERVER_IP=192.0.2.2
@@ -52,27 +49,12 @@ cleanup() {
 	bg_stop SRV_PID
 	rmdir /sys/kernel/config/rdma_cm/uda /sys/kernel/config/rdma_cm/udb \
 		2>/dev/null
-	vroce_unload
-	rm -f "$VROCE_LOG".*
-	vroce_cleanup
+	vroce_ns_devs_cleanup
 }
 trap cleanup EXIT
 
 setup() {
-	NS_A=$(ns_add uda) && NS_B=$(ns_add udb) || return 1
-	vroce_load &&
-		ip -n "$NS_A" link add va type veth peer name vb netns "$NS_B" &&
-		ip -n "$NS_A" addr add 192.0.2.1/24 dev va &&
-		ip -n "$NS_A" addr add 2001:db8::1/64 dev va nodad &&
-		ip -n "$NS_B" addr add 192.0.2.2/24 dev vb &&
-		ip -n "$NS_B" addr add 2001:db8::2/64 dev vb nodad &&
-		ip -n "$NS_A" link set va up && ip -n "$NS_B" link set vb up &&
-		ip netns exec "$NS_A" rdma link add uda type vroce netdev va &&
-		ip netns exec "$NS_B" rdma link add udb type vroce netdev vb &&
-		wait_for 10 vroce_gids_ready uda v4 v6 v1 &&
-		wait_for 10 vroce_gids_ready udb v4 v6 v1 ||
-		return 1
-	EXEC_A=(ip netns exec "$NS_A") EXEC_B=(ip netns exec "$NS_B")
+	vroce_veth_ns uda udb v6 && vroce_ns_devs uda udb v4 v6 v1
 }
 
 # use_gids KIND: both ends' GIDs, and the server's address for rdma_cm

@@ -46,6 +46,7 @@
 #define GUARD		16
 #define UC_PSN_A	0xfffffe	/* wraps the 24-bit PSN */
 #define UC_PSN_B	0x000100
+#define UD_PSN		0x123
 
 struct side {
 	const char *name;
@@ -149,60 +150,16 @@ static struct ibv_ah *make_ah(struct side *s, struct side *peer)
 	return ibv_create_ah(s->dev.pd, &attr);
 }
 
-/* RESET -> INIT -> RTR -> RTS of a UD QP with Q_Key @qkey. */
-static int ud_qp_ready(struct ibv_qp *qp, uint32_t qkey)
+/* A UC path from @s to @peer's QP (vroce_uc_connect()). */
+static struct vroce_rc_path uc_path(struct side *s, struct side *peer,
+				    uint32_t sq_psn, uint32_t rq_psn)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qkey = qkey,
+	return (struct vroce_rc_path){
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		.mtu = s->dev.mtu < peer->dev.mtu ? s->dev.mtu : peer->dev.mtu,
+		.dest_qpn = peer->qp->qp_num, .dgid = peer->dev.gid,
+		.sgid_idx = s->dev.gid_idx, .sq_psn = sq_psn, .rq_psn = rq_psn,
 	};
-
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		return -1;
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = 0x123;
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
-static int ud_ready(struct side *s, uint32_t qkey)
-{
-	return ud_qp_ready(s->qp, qkey);
-}
-
-static int uc_connect(struct side *s, struct side *peer, uint32_t sq_psn,
-		      uint32_t rq_psn)
-{
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE,
-	};
-
-	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = s->dev.mtu < peer->dev.mtu ? s->dev.mtu :
-						       peer->dev.mtu;
-	attr.dest_qp_num = peer->qp->qp_num;
-	attr.rq_psn = rq_psn;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = peer->dev.gid;
-	attr.ah_attr.grh.sgid_index = s->dev.gid_idx;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.port_num = 1;
-	if (ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = sq_psn;
-	return ibv_modify_qp(s->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
 /* 0 with both sides open; 1 if skipped. */
@@ -285,8 +242,10 @@ FIXTURE_SETUP(ud)
 {
 	if (pair_open(_metadata, &self->a, &self->b, IBV_QPT_UD))
 		return;
-	ASSERT_EQ(0, ud_ready(&self->a, QKEY)) TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, ud_ready(&self->b, QKEY)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, vroce_ud_connect(self->a.qp, QKEY, UD_PSN))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, vroce_ud_connect(self->b.qp, QKEY, UD_PSN))
+		TH_LOG("%s", strerror(errno));
 	self->a.ah = make_ah(&self->a, &self->b);
 	ASSERT_NE(NULL, self->a.ah) TH_LOG("create_ah: %s", strerror(errno));
 }
@@ -567,8 +526,10 @@ FIXTURE_SETUP(mcast)
 
 	if (pair_open(_metadata, &self->a, &self->b, IBV_QPT_UD))
 		return;
-	ASSERT_EQ(0, ud_ready(&self->a, QKEY)) TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, ud_ready(&self->b, QKEY)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, vroce_ud_connect(self->a.qp, QKEY, UD_PSN))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, vroce_ud_connect(self->b.qp, QKEY, UD_PSN))
+		TH_LOG("%s", strerror(errno));
 	self->a.ah = make_ah(&self->a, &self->b);
 	ASSERT_NE(NULL, self->a.ah) TH_LOG("create_ah: %s", strerror(errno));
 	mcast_gid(&self->a, 3, &self->mgid);
@@ -586,7 +547,7 @@ FIXTURE_SETUP(mcast)
 		ASSERT_NE(NULL, r->cq);
 		r->qp = ud_qp(r->s, r->cq);
 		ASSERT_NE(NULL, r->qp) TH_LOG("create_qp: %s", strerror(errno));
-		ASSERT_EQ(0, ud_qp_ready(r->qp, QKEY));
+		ASSERT_EQ(0, vroce_ud_connect(r->qp, QKEY, UD_PSN));
 	}
 }
 
@@ -829,10 +790,14 @@ FIXTURE(uc) {
 
 FIXTURE_SETUP(uc)
 {
+	struct vroce_rc_path pa, pb;
+
 	if (pair_open(_metadata, &self->a, &self->b, IBV_QPT_UC))
 		return;
-	ASSERT_EQ(0, uc_connect(&self->a, &self->b, UC_PSN_A, UC_PSN_B));
-	ASSERT_EQ(0, uc_connect(&self->b, &self->a, UC_PSN_B, UC_PSN_A));
+	pa = uc_path(&self->a, &self->b, UC_PSN_A, UC_PSN_B);
+	pb = uc_path(&self->b, &self->a, UC_PSN_B, UC_PSN_A);
+	ASSERT_EQ(0, vroce_uc_connect(self->a.qp, &pa));
+	ASSERT_EQ(0, vroce_uc_connect(self->b.qp, &pb));
 }
 
 FIXTURE_TEARDOWN(uc)

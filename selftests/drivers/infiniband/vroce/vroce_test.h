@@ -147,6 +147,20 @@ static inline int vroce_env_gid(struct ibv_context *ctx, const char *var)
 				 AF_INET6 : AF_INET);
 }
 
+/*
+ * The next number of a splitmix64 generator whose state is @state. A test
+ * that prints its seed sets the state from it alone, so that the seed
+ * replays the same numbers.
+ */
+static inline uint64_t vroce_rnd(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* A test's data pattern: byte @i of buffer @seed. */
 typedef uint8_t (*vroce_pattern_fn)(uint32_t seed, uint32_t i);
 
@@ -361,6 +375,73 @@ static inline int vroce_rc_connect(struct ibv_qp *qp,
 {
 	return vroce_rc_init(qp, p) ?: vroce_rc_rtr(qp, p) ?:
 	       vroce_rc_rts(qp, p);
+}
+
+/*
+ * UC takes a path as RC does (struct vroce_rc_path), but none of RC's
+ * reads, atomics, timers or retries.
+ */
+static inline int vroce_uc_rtr(struct ibv_qp *qp, const struct vroce_rc_path *p)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = p->mtu,
+		.dest_qp_num = p->dest_qpn,
+		.rq_psn = p->rq_psn,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = { .dgid = p->dgid, .sgid_index = p->sgid_idx,
+				 .hop_limit = 64 },
+			.port_num = 1,
+		},
+	};
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN);
+}
+
+/* RTR -> RTS with @psn as the send PSN, for UC and UD; 0 or an errno. */
+static inline int vroce_sq_rts(struct ibv_qp *qp, uint32_t psn)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RTS, .sq_psn = psn };
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* RESET -> INIT -> RTR -> RTS of a UC QP along @p; 0 or an errno. */
+static inline int vroce_uc_connect(struct ibv_qp *qp,
+				   const struct vroce_rc_path *p)
+{
+	return vroce_rc_init(qp, p) ?: vroce_uc_rtr(qp, p) ?:
+	       vroce_sq_rts(qp, p->sq_psn);
+}
+
+/* RESET -> INIT -> RTR of a UD QP on port 1 with Q_Key @qkey; 0 or an errno. */
+static inline int vroce_ud_rtr(struct ibv_qp *qp, uint32_t qkey)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qkey = qkey,
+	};
+
+	int ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_QKEY);
+
+	if (ret)
+		return ret;
+	attr.qp_state = IBV_QPS_RTR;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+}
+
+/*
+ * RESET -> INIT -> RTR -> RTS of a UD QP on port 1: Q_Key @qkey, send PSN
+ * @sq_psn; 0 or an errno.
+ */
+static inline int vroce_ud_connect(struct ibv_qp *qp, uint32_t qkey,
+				   uint32_t sq_psn)
+{
+	return vroce_ud_rtr(qp, qkey) ?: vroce_sq_rts(qp, sq_psn);
 }
 
 /*
