@@ -311,14 +311,17 @@ static int vroce_cc_qps_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(vroce_cc_qps);
 
-/* Test knob of the driver's debugfs root, see device.c; 0 by default. */
+/* Test knobs of the driver's debugfs root (device.c, query.c); 0 by default. */
 u32 vroce_link_add_delay_ms;
+u32 vroce_max_objects;
 
 void vroce_debugfs_init(void)
 {
 	vroce_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_u32("link_add_delay_ms", 0600, vroce_debugfs_root,
 			   &vroce_link_add_delay_ms);
+	debugfs_create_u32("max_objects", 0600, vroce_debugfs_root,
+			   &vroce_max_objects);
 }
 
 void vroce_debugfs_exit(void)

@@ -20,6 +20,9 @@ static inline void vroce_debug_delay(u32 us)
 /* debugfs.c: the knob that holds "rdma link add" (device.c), in ms. */
 extern u32 vroce_link_add_delay_ms;
 
+/* debugfs.c: the cap on the object counts of devices added next (query.c). */
+extern u32 vroce_max_objects;
+
 /* debugfs.c APIs: */
 void vroce_debugfs_init(void);
 void vroce_debugfs_exit(void);

@@ -33,7 +33,7 @@
  * @num_mrs: MRs allocated, bounded by attr.max_mr
  * @mws: memory windows by key index (mw.c: key layout, locking)
  * @mw_next: next index to try, for cyclic allocation (@mws' lock)
- * @num_mws: MWs allocated, bounded by VROCE_MAX_MW
+ * @num_mws: MWs allocated, bounded by attr.max_mw
  * @ahs: address handles by number (ah.c: lookup and lifetime rules)
  * @ah_next: next number to try, for cyclic allocation (@ahs' lock)
  * @num_ahs: AHs allocated, bounded by attr.max_ah

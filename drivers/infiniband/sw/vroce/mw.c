@@ -103,7 +103,7 @@ int vroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -EINVAL;
 	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EINVAL;
-	if (atomic_inc_return(&vdev->num_mws) > VROCE_MAX_MW) {
+	if (atomic_inc_return(&vdev->num_mws) > vdev->attr.max_mw) {
 		err = -ENOMEM;
 		goto err_count;
 	}

@@ -12,8 +12,29 @@
  */
 
 #include "compat.h"
+#include "debugfs.h"
 #include "device.h"
 #include "query.h"
+
+/*
+ * The debugfs knob max_objects (debugfs.c), when set, lowers every object
+ * count limit to it, as a smaller RNIC would advertise, so that tests can
+ * reach them; it is read when a device is added.
+ */
+static void vroce_query_cap_counts(struct ib_device_attr *attr)
+{
+	u32 cap = READ_ONCE(vroce_max_objects);
+
+	if (!cap)
+		return;
+	attr->max_pd = min_t(u32, attr->max_pd, cap);
+	attr->max_mr = min_t(u32, attr->max_mr, cap);
+	attr->max_mw = min_t(u32, attr->max_mw, cap);
+	attr->max_ah = min_t(u32, attr->max_ah, cap);
+	attr->max_cq = min_t(u32, attr->max_cq, cap);
+	attr->max_srq = min_t(u32, attr->max_srq, cap);
+	attr->max_qp = min_t(u32, attr->max_qp, cap);
+}
 
 void vroce_query_init_attrs(struct vroce_dev *vdev)
 {
@@ -44,7 +65,8 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 	attr->max_srq_sge = VROCE_MAX_SGE;
 	attr->max_qp_rd_atom = VROCE_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = VROCE_MAX_RD_ATOM;
-	attr->max_res_rd_atom = VROCE_MAX_RD_ATOM * VROCE_MAX_QP;
+	vroce_query_cap_counts(attr);
+	attr->max_res_rd_atom = VROCE_MAX_RD_ATOM * attr->max_qp;
 	/* Atomics are 64-bit atomics on the responder's memory. */
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
