@@ -9,16 +9,16 @@ struct vroce_dev;
 
 /* Limits of what is implemented today; a zero limit means "not supported". */
 #define VROCE_MAX_PD 0x7ff0
-#define VROCE_MAX_MR 0x1000
+#define VROCE_MAX_MR 0x10000
 #define VROCE_MAX_FAST_REG_PAGES 512
-#define VROCE_MAX_MW 0x1000
+#define VROCE_MAX_MW 0x10000
 #define VROCE_MAX_QP 0x4000
 #define VROCE_MAX_QP_WR 0x4000
 #define VROCE_MAX_SGE 32
 #define VROCE_MAX_INLINE 256
 #define VROCE_MAX_AH 0x4000
 #define VROCE_MAX_CQ 0x4000
-#define VROCE_MAX_CQE 0x7fff
+#define VROCE_MAX_CQE 0x1ffff
 #define VROCE_MAX_SRQ 0x4000
 #define VROCE_MAX_SRQ_WR 0x4000
 #define VROCE_MAX_RD_ATOM 128
