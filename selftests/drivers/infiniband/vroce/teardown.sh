@@ -156,11 +156,11 @@ proc_state() {
 	awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null
 }
 
-# gone_within PID SECONDS WHAT: PID (a child) exits within SECONDS of wall
-# time (a poll loop runs slower than its naps on a debug kernel); else
-# says what it is doing in the kernel.
+# gone_within PID SECONDS WHAT [START_MS]: PID (a child) exits within
+# SECONDS of wall time from START_MS (default: now; a poll loop runs slower
+# than its naps on a debug kernel); else says what it does in the kernel.
 gone_within() {
-	local end=$(($(now_ms) + $2 * 1000))
+	local end=$((${4:-$(now_ms)} + $2 * 1000))
 
 	while [ "$(proc_state "$1")" != Z ] && kill -0 "$1" 2>/dev/null; do
 		if (($(now_ms) > end)); then
@@ -194,7 +194,8 @@ run_ops() {
 		OP_PIDS+=("$op:$!")
 	done
 	for op in "${OP_PIDS[@]}"; do
-		gone_within "${op#*:}" "$STEP_S" "operation ${op%%:*}" || rc=1
+		gone_within "${op#*:}" "$STEP_S" "operation ${op%%:*}" \
+			"$T_OPS" || rc=1
 		OP_MS+="${op%%:*} $(($(now_ms) - T_OPS)) "
 	done
 	OP_PIDS=()
@@ -235,6 +236,10 @@ teardown() {
 	if [[ $1 == *M* ]]; then
 		bounded "rmmod vroce (devices still there)" rmmod vroce ||
 			return 1
+		if vroce_loaded; then
+			echo "rmmod vroce failed with the devices still there"
+			return 1
+		fi
 	fi
 	bounded "rdma link delete tda" rdma link delete tda
 	bounded "rdma link delete tdb" rdma link delete tdb
