@@ -361,6 +361,15 @@ vroce_test_dev() {
 	vroce_setup_or_exit "cannot set up a vroce device" "$setup" "$@"
 }
 
+# vroce_debug_cap N: on the debug kernels, which create objects several
+# times slower, devices added from now on advertise at most N objects of
+# each kind (debugfs max_objects), so that a test that reaches a count
+# limit stays within its time. Loads the module there.
+vroce_debug_cap() {
+	vroce_debug_kernel || return 0
+	vroce_load && echo "$1" >/sys/kernel/debug/vroce/max_objects
+}
+
 # vroce_setup_or_exit MSG CMD...: the set-up CMD of a script whose KTAP a C
 # test prints; if it fails, the script exits with a failed plan, CMD's
 # output and MSG.

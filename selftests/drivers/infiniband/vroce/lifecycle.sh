@@ -71,6 +71,24 @@ new_dev() {
 		echo "$1" >"$DBG/$DEV/dealloc_delay_ms"
 }
 
+# link_delete DEV: "rdma link delete DEV", again while the rdma tool did
+# not see DEV. It looks the name up in a dump of the devices, which ib_core
+# sends one device per message and resumes by position: a device of
+# another lane that goes away meanwhile shifts the positions and hides the
+# next one ("Wrong device name").
+link_delete() {
+	local i out
+
+	for ((i = 0; i < 10; i++)); do
+		out=$(rdma link delete "$1" 2>&1) && return 0
+		if [[ $out != *"Wrong device name"* ]] || rdma_dev_gone "$1"; then
+			break
+		fi
+	done
+	echo "$out" >&2
+	return 1
+}
+
 netdev_gone() {
 	[ ! -e "/sys/class/net/$NDEV" ]
 }
@@ -86,7 +104,7 @@ netdev_round() {
 	case $mode in
 	0)
 		new_dev "$NETDEV_DELAY_MS" || return 1
-		rdma link delete "$DEV" &
+		link_delete "$DEV" &
 		BG=$!
 		spin_until_dealloc "$DEV" || return 1
 		ip link del "$NDEV" || return 1
@@ -94,7 +112,7 @@ netdev_round() {
 		;;
 	1)
 		new_dev 0 || return 1
-		rdma link delete "$DEV" 2>/dev/null &
+		link_delete "$DEV" 2>/dev/null &
 		BG=$!
 		ip link del "$NDEV" || return 1
 		bg_wait BG
@@ -103,7 +121,7 @@ netdev_round() {
 		new_dev 0 || return 1
 		ip link del "$NDEV" &
 		BG=$!
-		rdma link delete "$DEV" 2>/dev/null
+		link_delete "$DEV" 2>/dev/null
 		bg_wait BG || { echo "ip link del failed"; return 1; }
 		;;
 	esac

@@ -20,6 +20,9 @@ cleanup() {
 	vroce_test_dev_cleanup
 }
 
+vroce_require ip rdma
+# 65536 MRs take longer than mr_test's time limit on the debug kernels.
+vroce_setup_or_exit "cannot cap the object counts" vroce_debug_cap 4096
 vroce_test_dev wv0 wa wb
 trap cleanup EXIT
 if [ -w /proc/self/fail-nth ] && [ -w $FAILSLAB/ignore-gfp-wait ]; then

@@ -7,5 +7,8 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+vroce_require ip rdma
+# The debug kernels allocate 65536 windows slowly.
+vroce_setup_or_exit "cannot cap the object counts" vroce_debug_cap 4096
 vroce_test_dev wv0 wa wb 192.0.2.11
 VROCE_DEV=wv0 "$VROCE_BIN/mw_test"
