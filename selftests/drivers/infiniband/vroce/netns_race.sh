@@ -40,7 +40,7 @@ STEP_S=5
 # In shared mode ib_core gives a device a sysfs copy in every namespace
 # that has not gone through its exit yet, dying ones included: "rdma link
 # add" on the debug kernel took 0.5 s with no other namespace, 7 s with 50
-# (rdma_rxe's as long). A free round starts once the namespaces deleted
+# (rdma_rxe's: 75 s). A free round starts once the namespaces deleted
 # before it are gone, waiting up to SETTLE_S for the kernel to catch up;
 # its link add then pays for the live lanes' namespaces only.
 SETTLE_S=60
