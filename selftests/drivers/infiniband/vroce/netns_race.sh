@@ -34,7 +34,7 @@ ADD_DELAY_MS=1000
 LANES=3
 if vroce_debug_kernel && [ -z "${NETNS_RACE_FULL:-}" ]; then
 	LANES=1
-	ROUNDS=${NETNS_RACE_ROUNDS:-30}
+	ROUNDS=${NETNS_RACE_ROUNDS:-15}
 fi
 STEP_S=5
 # In shared mode ib_core gives a device a sysfs copy in every namespace
