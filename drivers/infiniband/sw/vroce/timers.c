@@ -30,7 +30,17 @@
  * Locking: ack_due, probe_due and due belong to the requester's owner
  * (vroce_req_assert_owner(), req.c), rnr_wait to the task (a borrower
  * only reads it); due is written with WRITE_ONCE
- * and read by the timer's function. The timer's function only sets
+ * and read by the timer's function.
+ *
+ * Ordering: the owner writes due, then reads the hrtimer's state; the
+ * function runs after the hrtimer code dequeued the timer, then reads
+ * due. A full barrier on each side (vroce_timers_update(),
+ * vroce_timers_fire()) makes at least one see the other: either the
+ * owner finds the timer no longer queued and starts it, or the function
+ * finds the new due and re-arms for it or kicks. The owner's read of
+ * the expiry may still race with the function's re-arm; either value
+ * it reads leads to a start or to a function that has seen the new due.
+ * The timer's function only sets
  * req.timer_fired (bit 0) and kicks the task, which consumes it
  * (vroce_timers_fired()) and runs vroce_comp_timer() under task_mutex,
  * where each deadline is checked again against the clock.
@@ -61,8 +71,11 @@
 static enum hrtimer_restart vroce_timers_fire(struct hrtimer *timer)
 {
 	struct vroce_qp *qp = container_of(timer, struct vroce_qp, req.timer);
-	u64 due = READ_ONCE(qp->req.due);
+	u64 due;
 
+	/* Pairs with vroce_timers_update(): see "Ordering" above. */
+	smp_mb();
+	due = READ_ONCE(qp->req.due);
 	if (!due)
 		return HRTIMER_NORESTART;
 	if (ktime_get_ns() < due) {
@@ -99,15 +112,24 @@ void vroce_timers_update(struct vroce_qp *qp)
 	struct vroce_req *req = &qp->req;
 	struct hrtimer *timer = &req->timer;
 	u64 due = req->ack_due;
+	u64 queued_for;
 
 	vroce_req_assert_owner(qp);
 
 	if (req->probe_due && (!due || req->probe_due < due))
 		due = req->probe_due;
 	WRITE_ONCE(req->due, due);
-	if (due && (!hrtimer_is_queued(timer) ||
-		    ktime_to_ns(hrtimer_get_expires(timer)) > due))
-		hrtimer_start(timer, ns_to_ktime(due), HRTIMER_MODE_ABS_SOFT);
+	/* Pairs with vroce_timers_fire(): see "Ordering" above. */
+	smp_mb();
+	if (!due)
+		return;
+	if (hrtimer_is_queued(timer)) {
+		/* The function may re-arm meanwhile: see "Ordering" above. */
+		queued_for = data_race(ktime_to_ns(hrtimer_get_expires(timer)));
+		if (queued_for <= due)
+			return;
+	}
+	hrtimer_start(timer, ns_to_ktime(due), HRTIMER_MODE_ABS_SOFT);
 }
 
 /* (Re)start the ACK timeout: 4.096 us << the QP's timeout attribute. */

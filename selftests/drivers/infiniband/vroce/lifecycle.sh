@@ -20,8 +20,14 @@ if vroce_lean_kernel && [ -z "${LIFECYCLE_FULL:-}" ]; then
 	ROUNDS=${LIFECYCLE_ROUNDS:-60}
 	UNLOADS=${LIFECYCLE_UNLOADS:-6}
 else
-	ROUNDS=${LIFECYCLE_ROUNDS:-240}
-	UNLOADS=${LIFECYCLE_UNLOADS:-9}
+	ROUNDS=${LIFECYCLE_ROUNDS:-180}
+	UNLOADS=${LIFECYCLE_UNLOADS:-6}
+fi
+# The debug kernels: several times slower, and what they check (KASAN,
+# lockdep, kmemleak) needs the paths, not the numbers.
+if vroce_debug_kernel && [ -z "${LIFECYCLE_FULL:-}" ]; then
+	ROUNDS=${LIFECYCLE_ROUNDS:-24}
+	UNLOADS=${LIFECYCLE_UNLOADS:-3}
 fi
 # Long enough for the other side to start while a dealloc waits, even on a
 # busy host (a command can take a few hundred ms to start in the VM).

@@ -21,11 +21,11 @@ vroce_require ip rdma ss
 
 PARAM=/sys/kernel/debug/vroce/link_add_delay_ms
 if vroce_lean_kernel && [ -z "${NETNS_RACE_FULL:-}" ]; then
-	ROUNDS=${NETNS_RACE_ROUNDS:-60}
-	EXCL_ROUNDS=15
+	ROUNDS=${NETNS_RACE_ROUNDS:-30}
+	EXCL_ROUNDS=10
 else
-	ROUNDS=${NETNS_RACE_ROUNDS:-180}
-	EXCL_ROUNDS=40
+	ROUNDS=${NETNS_RACE_ROUNDS:-90}
+	EXCL_ROUNDS=20
 fi
 # The window the deterministic rounds move the netdev in; the most the
 # knob allows. The move starts once S's socket exists, well inside it.
@@ -34,7 +34,8 @@ ADD_DELAY_MS=1000
 LANES=3
 if vroce_debug_kernel && [ -z "${NETNS_RACE_FULL:-}" ]; then
 	LANES=1
-	ROUNDS=${NETNS_RACE_ROUNDS:-15}
+	ROUNDS=${NETNS_RACE_ROUNDS:-8}
+	EXCL_ROUNDS=5
 fi
 STEP_S=5
 # In shared mode ib_core gives a device a sysfs copy in every namespace

@@ -379,6 +379,11 @@ disconnect_under_io() {
 	t0=${EPOCHREALTIME//[.,]/}
 	nvme disconnect -n "$NQN" >"$VROCE_LOG.disc" 2>&1 &
 	d=$!
+	# Where a slow one waits (the debug kernel's take seconds).
+	if ! wait_for 5 eval "! kill -0 $d 2>/dev/null"; then
+		echo "nvme disconnect still running after 5 s, in:"
+		sed 's/^/  /' "/proc/$d/stack"
+	fi
 	if ! wait_for "$DISC_S" eval "! kill -0 $d 2>/dev/null"; then
 		echo "nvme disconnect under IO still running after $DISC_S s:"
 		sed 's/^/  /' "/proc/$d/stack"
@@ -390,14 +395,31 @@ disconnect_under_io() {
 		return 1
 	if ! wait_for "$DISC_S" eval "! kill -0 $w 2>/dev/null && ! kill -0 $r 2>/dev/null"; then
 		echo "IO still running $DISC_S s after the disconnect"
+		io_stacks "$w" "$r"
 		return 1
 	fi
 	wait_for "$DISC_S" ctrl_gone
 }
 
+# io_stacks PID...: what the IO loops and their dd are waiting for.
+io_stacks() {
+	local p c
+
+	ls -l "$BDEV" 2>&1 | sed 's/^/  /'
+	for p in "$@"; do
+		for c in "$p" $(pgrep -P "$p"); do
+			echo "  $c: $(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null)" \
+				"state $(awk '/^State/ {print $2}' "/proc/$c/status" 2>/dev/null)"
+			sed 's/^/    /' "/proc/$c/stack" 2>/dev/null
+		done
+	done
+}
+
 # io_loop DD_ARGS...: direct IO over the pattern's range until it fails.
+# nocreat: once the namespace is gone, dd must not write a regular file
+# in its place (devtmpfs takes O_DIRECT on 6.6 and later).
 io_loop() {
-	while dd "$@" bs=64k count=$((MIB * 16)) status=none 2>/dev/null; do
+	while dd "$@" bs=64k count=$((MIB * 16)) conv=nocreat status=none 2>/dev/null; do
 		:
 	done
 }
