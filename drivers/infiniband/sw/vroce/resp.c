@@ -597,6 +597,24 @@ static void vroce_resp_send_atomic_write_ack(struct vroce_qp *qp, u32 psn)
 }
 
 /*
+ * The end of an ATOMIC WRITE or a FLUSH, executed with result @err (or
+ * not granted: -EACCES): a remote access error NAK, or a responder
+ * resource and the empty READ response.
+ */
+static int vroce_resp_empty_read_done(struct vroce_qp *qp, u32 psn, int err)
+{
+	if (err) {
+		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return -EAGAIN;
+	}
+	vroce_resp_new_res(qp, true, psn);
+	qp->resp.msn++;
+	vroce_resp_send_atomic_write_ack(qp, psn);
+	return 0;
+}
+
+/*
  * ATOMIC WRITE (IBTA 1.5 A19): 8 bytes, 8-byte aligned, stored as one
  * under REMOTE_WRITE access. It takes a responder resource like a READ, so
  * a duplicate is answered from its record, not written again.
@@ -621,25 +639,14 @@ static int vroce_resp_atomic_write(struct vroce_qp *qp, struct sk_buff *skb,
 		mr = vroce_rkey_get(to_vdev(qp->ibqp.device), &qp->ibqp,
 				    be32_to_cpu(reth->rkey), va, sizeof(value),
 				    IB_ACCESS_REMOTE_WRITE);
-	if (!mr) {
-		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
-				 IB_WC_REM_ACCESS_ERR);
-		return -EAGAIN;
-	}
+	if (!mr)
+		return vroce_resp_empty_read_done(qp, psn, -EACCES);
 	if (skb_copy_bits(skb, (u8 *)vroce_pkt_payload(skb) - skb->data,
 			  &value, sizeof(value)))
 		return -EAGAIN;	/* cannot be: rx.c checked the length */
 	err = vroce_mr_atomic(mr, va, VROCE_ATOMIC_WRITE, value, 0, &orig);
 	vroce_mr_put(mr);
-	if (err) {
-		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
-				 IB_WC_REM_ACCESS_ERR);
-		return -EAGAIN;
-	}
-	vroce_resp_new_res(qp, true, psn);
-	qp->resp.msn++;
-	vroce_resp_send_atomic_write_ack(qp, psn);
-	return 0;
+	return vroce_resp_empty_read_done(qp, psn, err);
 }
 
 /* The access bits a FLUSH's placement types need; 0 if none is valid. */
@@ -714,22 +721,11 @@ static int vroce_resp_rdma_flush(struct vroce_qp *qp, struct sk_buff *skb,
 	}
 	if (vroce_resp_qp_allows(qp, access))
 		mr = vroce_resp_flush_mr(qp, reth, level, access, &va, &len);
-	if (!mr) {
-		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
-				 IB_WC_REM_ACCESS_ERR);
-		return -EAGAIN;
-	}
+	if (!mr)
+		return vroce_resp_empty_read_done(qp, psn, -EACCES);
 	err = vroce_mr_flush(mr, va, len, type & VROCE_FLUSH_PERSISTENT);
 	vroce_mr_put(mr);
-	if (err) {
-		vroce_resp_error(qp, psn, VROCE_AETH_NAK_REM_ACC_ERR,
-				 IB_WC_REM_ACCESS_ERR);
-		return -EAGAIN;
-	}
-	vroce_resp_new_res(qp, true, psn);
-	qp->resp.msn++;
-	vroce_resp_send_atomic_write_ack(qp, psn);
-	return 0;
+	return vroce_resp_empty_read_done(qp, psn, err);
 }
 
 /* Does @opcode fit the message in progress (IBTA opcode sequence)? */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,8 +329,12 @@ static inline int vroce_rc_init(struct ibv_qp *qp, const struct vroce_rc_path *p
 			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
-/* INIT -> RTR towards @p; 0 or an errno. */
-static inline int vroce_rc_rtr(struct ibv_qp *qp, const struct vroce_rc_path *p)
+/*
+ * INIT -> RTR towards @p; 0 or an errno. UC takes a path as RC does, but
+ * none of RC's reads, atomics, timers or retries (@rc false).
+ */
+static inline int vroce_path_rtr(struct ibv_qp *qp,
+				 const struct vroce_rc_path *p, bool rc)
 {
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTR,
@@ -345,11 +350,22 @@ static inline int vroce_rc_rtr(struct ibv_qp *qp, const struct vroce_rc_path *p)
 			.port_num = 1,
 		},
 	};
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
+	if (rc)
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	return ibv_modify_qp(qp, &attr, mask);
+}
+
+static inline int vroce_rc_rtr(struct ibv_qp *qp, const struct vroce_rc_path *p)
+{
+	return vroce_path_rtr(qp, p, true);
+}
+
+static inline int vroce_uc_rtr(struct ibv_qp *qp, const struct vroce_rc_path *p)
+{
+	return vroce_path_rtr(qp, p, false);
 }
 
 /* RTR -> RTS with @p's send PSN, timers and reads; 0 or an errno. */
@@ -375,30 +391,6 @@ static inline int vroce_rc_connect(struct ibv_qp *qp,
 {
 	return vroce_rc_init(qp, p) ?: vroce_rc_rtr(qp, p) ?:
 	       vroce_rc_rts(qp, p);
-}
-
-/*
- * UC takes a path as RC does (struct vroce_rc_path), but none of RC's
- * reads, atomics, timers or retries.
- */
-static inline int vroce_uc_rtr(struct ibv_qp *qp, const struct vroce_rc_path *p)
-{
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = p->mtu,
-		.dest_qp_num = p->dest_qpn,
-		.rq_psn = p->rq_psn,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = { .dgid = p->dgid, .sgid_index = p->sgid_idx,
-				 .hop_limit = 64 },
-			.port_num = 1,
-		},
-	};
-
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN);
 }
 
 /* RTR -> RTS with @psn as the send PSN, for UC and UD; 0 or an errno. */

@@ -157,17 +157,10 @@ def find_nak(s, dqpn, psn):
     """The AETH syndrome of an ACK to dqpn for psn seen on s, or None."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        fr = recv_frame(s)
-        if not fr:
-            continue
-        kind, off = is_roce(fr)
-        if kind != "v4":
-            continue
-        b = off + (fr[off] & 0xF) * 4 + 8
-        op, _, _, qpn, apsn = struct.unpack("!BBHII", fr[b:b + 12])
-        if op == 0x11 and qpn & 0xFFFFFF == dqpn and \
-                apsn & 0xFFFFFF == psn:
-            return fr[b + 12]
+        for _, apsn, rest in rc_frames(s, dqpn, (RC_ACK,), 1,
+                                       deadline - time.monotonic()):
+            if apsn == psn:
+                return rest[0]
     return None
 
 
