@@ -293,13 +293,14 @@ static void vroce_cc_qp_show(struct seq_file *m, struct vroce_qp *qp)
 static int vroce_cc_qps_show(struct seq_file *m, void *unused)
 {
 	struct vroce_dev *vdev = m->private;
+	struct vroce_qp_ref *ref;
 	struct vroce_qp *qp;
 	unsigned long qpn;
 
 	if (!ib_device_try_get(&vdev->ibdev))
 		return -ENODEV;
 	seq_puts(m, "qpn prio rate_kbps current_kbps target_kbps alpha cnp_handled\n");
-	xa_for_each(&vdev->qps, qpn, qp) {
+	xa_for_each(&vdev->qps, qpn, ref) {
 		qp = vroce_qp_get(vdev, qpn);
 		if (!qp)
 			continue;

@@ -46,11 +46,11 @@
  * - The receive path (softirq) and the send path read the group table and
  *   a group's QP list under RCU. Groups and attachments are unlinked with
  *   the _rcu list helpers and freed with kfree_rcu().
- * - An attachment's QP pointer is valid for an RCU reader: every
- *   attachment of a QP is unlinked before its destroy_qp waits for an RCU
- *   grace period (qp.c). The reader takes a QP reference with
- *   refcount_inc_not_zero() before queueing the packet, as vroce_qp_get()
- *   does.
+ * - An RCU reader reaches the QP through the attachment's struct
+ *   vroce_qp_ref (qp.c), which outlives the QP by a grace period: it
+ *   takes a reference with vroce_qp_tryget() before touching the QP, as
+ *   vroce_qp_get() does. The QP pointer itself is for the attach and
+ *   detach paths, under vroce_mcast.lock.
  * - ib_core refuses to destroy a QP that is still attached (its usecnt)
  *   and uverbs detaches a user QP from every group before destroying it,
  *   so vroce_mcast_qp_destroyed() normally finds nothing; it detaches
@@ -99,7 +99,8 @@ struct vroce_mcg {
  * struct vroce_mca - one QP attached to one group
  * @grp_node: entry in vroce_mcg.qps (RCU)
  * @qp_node: entry in vroce_qp.mcast (vroce_mcast.lock)
- * @qp: the QP
+ * @qp: the QP (vroce_mcast.lock)
+ * @ref: the QP's lookup references, for RCU readers (vroce_qp_tryget())
  * @mcg: the group
  * @count: successful attaches minus detaches, at least 1
  * @rcu: frees the attachment after a grace period
@@ -108,6 +109,7 @@ struct vroce_mca {
 	struct list_head grp_node;
 	struct list_head qp_node;
 	struct vroce_qp *qp;
+	struct vroce_qp_ref *ref;
 	struct vroce_mcg *mcg;
 	unsigned int count;
 	struct rcu_head rcu;
@@ -286,6 +288,7 @@ static int vroce_mca_add(struct vroce_dev *vdev, struct vroce_qp *qp,
 		}
 	}
 	mca->qp = qp;
+	mca->ref = qp->ref;
 	mca->mcg = mcg;
 	mca->count = 1;
 	list_add_tail(&mca->qp_node, &qp->mcast);
@@ -369,7 +372,7 @@ int vroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid)
 
 /**
  * vroce_mcast_qp_destroyed - detach a QP being destroyed from every group
- * @qp: the QP; called by destroy_qp before its RCU grace period
+ * @qp: the QP; called by destroy_qp before it waits for the QP's references
  *
  * Context: process context. Nothing concurrent attaches this QP.
  */
@@ -428,8 +431,8 @@ void vroce_mcast_rx(struct vroce_dev *vdev, const union ib_gid *dgid,
 		return;
 	}
 	list_for_each_entry_rcu(mca, &mcg->qps, grp_node) {
-		qp = mca->qp;
-		if (!refcount_inc_not_zero(&qp->ref))
+		qp = vroce_qp_tryget(mca->ref);
+		if (!qp)
 			continue;
 		clone = skb_clone(skb, GFP_ATOMIC);
 		if (!clone) {

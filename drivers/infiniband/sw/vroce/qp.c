@@ -17,18 +17,24 @@
  * Lifetime (QPN lookup, used by the receive path):
  * - QPNs come from vroce_dev.qps, an allocating xarray: 1 is the GSI QP,
  *   0 and 2..15 are never handed out, the rest is allocated cyclically
- *   below 0xffffff (the multicast QPN). The slot is reserved at the start of create_qp and the QP
- *   is stored in it only once it is complete.
- * - vroce_qp_get() looks a QP up under rcu_read_lock() and takes a
- *   reference with refcount_inc_not_zero(); vroce_qp_put() drops it.
+ *   below 0xffffff (the multicast QPN). The slot is reserved at the start
+ *   of create_qp and the QP's struct vroce_qp_ref is stored in it only
+ *   once the QP is complete.
  * - ib_core kfree()s the QP as soon as destroy_qp returns, without an RCU
- *   grace period. So destroy_qp (1) erases the QPN, (2) waits for an RCU
- *   grace period, after which no reader can still hold the pointer it
- *   loaded without a reference, (3) drops the creation reference and
- *   waits for ->released, i.e. for every reference taken by a lookup, and
- *   only then (4) stops the transport and frees the rings. Deferred work
- *   that uses a QP (its task, task.c) owns a reference, so step 3 waits
- *   for it; vroce_qp.dying, set first, keeps the task from doing more.
+ *   grace period; the vroce_qp_ref, which holds the reference count, is
+ *   freed with kfree_rcu(). vroce_qp_get() loads the vroce_qp_ref under
+ *   rcu_read_lock() and takes a reference with refcount_inc_not_zero():
+ *   only with one does it touch the QP. A multicast attachment points to
+ *   the vroce_qp_ref too (mcast.c). vroce_qp_put() drops a reference.
+ * - destroy_qp (1) detaches the multicast groups and erases the QPN, (2)
+ *   drops the creation reference and waits for ->released, i.e. for every
+ *   reference taken by a lookup (a reader that loaded the vroce_qp_ref
+ *   without one finds the count at zero), (3) stops the transport, frees
+ *   the rings and hands the vroce_qp_ref to kfree_rcu(). No grace period
+ *   is waited for: destroying a QP cost one (about 20 ms) when the count
+ *   was in the QP. Deferred work that uses a QP (its task, task.c) owns a
+ *   reference, so step 2 waits for it; vroce_qp.dying, set first, keeps
+ *   the task from doing more.
  */
 
 #include <linux/slab.h>
@@ -142,7 +148,8 @@ static void vroce_qp_setup(struct vroce_qp *qp,
 			   const struct ib_qp_init_attr *init,
 			   struct ib_udata *udata)
 {
-	refcount_set(&qp->ref, 1);
+	refcount_set(&qp->ref->count, 1);
+	qp->ref->qp = qp;
 	init_completion(&qp->released);
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq.lock);
@@ -203,11 +210,16 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = -ENOMEM;
 		goto err_count;
 	}
+	qp->ref = kmalloc(sizeof(*qp->ref), GFP_KERNEL_ACCOUNT);
+	if (!qp->ref) {
+		err = -ENOMEM;
+		goto err_count;
+	}
 	vroce_qp_setup(qp, init, udata);
 
 	err = vroce_qp_reserve_qpn(vdev, qp, init->qp_type);
 	if (err)
-		goto err_count;
+		goto err_free_ref;
 	err = vroce_qp_init_sq(qp, init, udata, &resp.sq_mi);
 	if (err)
 		goto err_erase_qpn;
@@ -221,7 +233,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = vroce_qp_reply(qp, udata, &resp);
 	if (err)
 		goto err_free_xport;
-	err = xa_err(xa_store(&vdev->qps, ibqp->qp_num, qp, GFP_KERNEL));
+	err = xa_err(xa_store(&vdev->qps, ibqp->qp_num, qp->ref, GFP_KERNEL));
 	if (err)
 		goto err_free_xport;
 	return 0;
@@ -234,6 +246,8 @@ err_cleanup_sq:
 	vroce_queue_cleanup(&qp->sq.queue);
 err_erase_qpn:
 	xa_erase(&vdev->qps, ibqp->qp_num);
+err_free_ref:
+	kfree(qp->ref);
 err_count:
 	atomic_dec(&vdev->num_qps);
 	return err;
@@ -252,16 +266,28 @@ struct vroce_qp *vroce_qp_get(struct vroce_dev *vdev, u32 qpn)
 	struct vroce_qp *qp;
 
 	rcu_read_lock();
-	qp = xa_load(&vdev->qps, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
+	qp = vroce_qp_tryget(xa_load(&vdev->qps, qpn));
 	rcu_read_unlock();
 	return qp;
 }
 
+/**
+ * vroce_qp_tryget - take a reference on the QP of @ref
+ * @ref: a vroce_qp_ref found under rcu_read_lock(), or NULL
+ *
+ * Return: the QP, to be released with vroce_qp_put(), or NULL if @ref is
+ * NULL or its QP is being destroyed.
+ */
+struct vroce_qp *vroce_qp_tryget(struct vroce_qp_ref *ref)
+{
+	if (!ref || !refcount_inc_not_zero(&ref->count))
+		return NULL;
+	return ref->qp;
+}
+
 void vroce_qp_put(struct vroce_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->ref))
+	if (refcount_dec_and_test(&qp->ref->count))
 		complete(&qp->released);
 }
 
@@ -289,10 +315,8 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vroce_qp *qp = to_vqp(ibqp);
 
 	WRITE_ONCE(qp->dying, true);
-	/* Before the grace period: multicast receivers see the QP (mcast.c). */
 	vroce_mcast_qp_destroyed(qp);
 	xa_erase(&vdev->qps, ibqp->qp_num);
-	synchronize_rcu();
 	vroce_qp_put(qp);
 	wait_for_completion(&qp->released);
 	/* Type 2B windows bound to this QP number are unbound (mw.c). */
@@ -303,6 +327,8 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	vroce_qp_release_av(qp);
 	vroce_queue_cleanup(&qp->rq.queue);
 	vroce_queue_cleanup(&qp->sq.queue);
+	/* A lookup may still hold the pointer it loaded, without a reference. */
+	kfree_rcu(qp->ref, rcu);
 	atomic_dec(&vdev->num_qps);
 	return 0;
 }

@@ -41,11 +41,25 @@ struct vroce_av {
 };
 
 /**
+ * struct vroce_qp_ref - what a lookup by QPN finds (vroce_dev.qps): a QP's
+ *	lookup references, in memory that outlives the QP by an RCU grace
+ *	period (see the lifetime rule in qp.c)
+ * @count: the references; the creator holds one
+ * @qp: the QP, valid while @count is not zero
+ * @rcu: frees this once the QP is gone
+ */
+struct vroce_qp_ref {
+	refcount_t count;
+	struct vroce_qp *qp;
+	struct rcu_head rcu;
+};
+
+/**
  * struct vroce_qp - a queue pair
  * @ibqp: the ib_core QP; ib_core allocates it and kfree()s it as soon as
  *	destroy_qp returns (see the lifetime rule in qp.c)
- * @ref: lookup references (vroce_qp_get()); the creator holds one
- * @released: completed when @ref drops to zero
+ * @ref: the lookup references (vroce_qp_get()); the creator holds one
+ * @released: completed when @ref's count drops to zero
  * @state_lock: protects @state, @sq_draining, @attr and @av (irqsave)
  * @state: the QP state; READ_ONCE() where read without @state_lock
  * @sq_draining: RTS->SQD entered and send WQEs still in flight
@@ -84,7 +98,7 @@ struct vroce_av {
  */
 struct vroce_qp {
 	struct ib_qp ibqp;
-	refcount_t ref;
+	struct vroce_qp_ref *ref;
 	struct completion released;
 	spinlock_t state_lock; /* see qp.c */
 	enum ib_qp_state state;
@@ -137,6 +151,7 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int vroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 struct vroce_qp *vroce_qp_get(struct vroce_dev *vdev, u32 qpn);
+struct vroce_qp *vroce_qp_tryget(struct vroce_qp_ref *ref);
 void vroce_qp_put(struct vroce_qp *qp);
 void vroce_qp_event(struct vroce_qp *qp, enum ib_event_type type);
 

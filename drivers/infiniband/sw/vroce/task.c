@@ -137,7 +137,7 @@ static void vroce_task_queue(struct vroce_qp *qp)
  */
 void vroce_task_kick(struct vroce_qp *qp)
 {
-	if (refcount_inc_not_zero(&qp->ref))
+	if (refcount_inc_not_zero(&qp->ref->count))
 		vroce_task_queue(qp);
 }
 
