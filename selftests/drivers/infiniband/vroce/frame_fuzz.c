@@ -53,6 +53,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1196,8 +1197,9 @@ static void frame_make(struct frame *f, uint64_t idx)
 static void marker_make(struct frame *f)
 {
 	uint8_t *body = f->l3 + l3_hlen(K_V4);
+	uint32_t bad;
 
-	memset(f, 0, sizeof(*f) - sizeof(f->l3));
+	memset(f, 0, offsetof(struct frame, l3));
 	f->kind = K_V4;
 	f->target = T_NOQP;
 	f->vlan = -1;
@@ -1205,8 +1207,9 @@ static void marker_make(struct frame *f)
 	body[0] = 0x11;
 	put16(body + 2, 0xffff);
 	build_l3(f, 16);
-	put32(f->l3 + l3_hlen(K_V4) + 16,
-	      ~icrc(K_V4, f->l3, l3_hlen(K_V4) + 16));
+	/* Stored as the ICRC is (frame_icrc()), every bit flipped. */
+	bad = htole32(~icrc(K_V4, f->l3, l3_hlen(K_V4) + 16));
+	memcpy(f->l3 + l3_hlen(K_V4) + 16, &bad, 4);
 	f->len = l3_hlen(K_V4) + 16 + 4;
 	ip_csum(f->l3);
 	f->v = model(f);
