@@ -174,6 +174,11 @@ static struct vroce_qp *vroce_run_list_pop(struct vroce_run_list *run)
  * back to posting and polling while the receiver copies. A work item's
  * frames stay on its run list (its CPU is no user's), and so do short
  * ones, whose copy costs less than waking another CPU.
+ *
+ * Measured (tools/bench/ab.sh, loopback, 6.12, 2 vCPUs, medians of 4
+ * rounds) against a build that never hands off: ib_read_bw 64 KiB 3237
+ * vs 2034 MiB/s, ib_send_bw 64 KiB 2520 vs 2053, ib_write_bw 1 MiB 2822
+ * vs 2444.
  */
 bool vroce_task_handoff(const struct vroce_run_list *run,
 			const struct sk_buff *skb)
