@@ -22,8 +22,8 @@
 # tools/bench/scale.sh).
 #
 # SCALE_FULL=1 runs everything: SCALE_CAP 1001 (1,000 QPs), every limit of
-# sv0 (16384 QPs, CQs, SRQs, AHs: minutes, as each QP's destruction waits
-# for an RCU grace period) and 64 devices in 64 namespaces. Otherwise
+# sv0 (16384 QPs, CQs, SRQs and AHs; about 400 MB for the QPs) and 64
+# devices in 64 namespaces. Otherwise
 # SCALE_CAP is 257, and there are 8 devices in namespaces (SCALE_NETNS),
 # on a lean kernel (debug, 6.1; vroce_lean_kernel) 4, with 2,000 PDs (the
 # debug kernels: sv0's MRs only).
