@@ -16,6 +16,8 @@
 #   make bench           perftest on vroce and rdma_rxe side by side, in QEMU
 #   make incast          congestion-control incast benchmark in the VM (not a test)
 #   make install         install the module for the running kernel (real host)
+#   make dkms-deb        build/vroce-dkms_<version>_all.deb (tools/dkms-deb.sh)
+#   make kernels         the supported kernel releases, one per line
 
 SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -36,7 +38,7 @@ KBUILD_ARGS := $(if $(W),W=$(W)) $(if $(C),C=$(C)) $(if $(V),V=$(V))
 SID_RE := ^7\.2\.
 SID_ARGS = $(KBUILD_ARGS) $(if $(KCFLAGS),KCFLAGS="$(KCFLAGS)") -j$(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
 
-.PHONY: all modules clean lint check demo incast soak install help deps FORCE
+.PHONY: all modules clean lint check demo incast soak install help deps dkms-deb kernels FORCE
 
 all: modules
 
@@ -56,7 +58,7 @@ $(BUILD)/%/vroce.ko: FORCE
 	out="$(BUILD)/$*/src"; \
 	mkdir -p "$$out"; \
 	find "$$out" -type l -delete; \
-	cp -as $(TOP)/Kbuild $(TOP)/drivers $(TOP)/include "$$out"/; \
+	cp -as $(TOP)/Kbuild $(TOP)/VERSION $(TOP)/drivers $(TOP)/include "$$out"/; \
 	$(MAKE) -C "$$kdir" M="$$out" $(KBUILD_ARGS) $(if $(filter debug kcsan,$*),VROCE_DEBUG=y) modules && \
 	ln -sf src/$(MODDIR)/vroce.ko $@
 
@@ -82,6 +84,12 @@ soak:
 
 deps:
 	@$(TOP)/tools/deps.sh
+
+dkms-deb:
+	@$(TOP)/tools/dkms-deb.sh
+
+kernels:
+	@$(TOP)/tools/kernels.sh all
 
 # Install for the running kernel (or KVER=...) on a real host.
 IKVER := $(if $(KVER),$(KVER),$(shell uname -r))

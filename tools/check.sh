@@ -74,7 +74,8 @@ PAIR=$TOP/tools/testing/vm/pair.sh
 DEBUG_KERNEL=$TOP/tools/testing/vm/debug-kernel.sh
 SID_ROOT=$TOP/tools/sid-root.sh
 # Debian sid's kernels: built in the sid root, not booted.
-SID_KERNELS="7.2.13+deb14-amd64 7.2.13+deb14-rt-amd64"
+SID_KERNELS=$("$TOP/tools/sid-root.sh" releases | tr '\n' ' ')
+SID_KERNELS=${SID_KERNELS% }
 
 PASS=0
 FAIL=0

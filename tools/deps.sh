@@ -151,7 +151,7 @@ kimage_for() {
 PKGS="build-essential bc bison flex libelf-dev libssl-dev dwarves kmod cpio
 xz-utils zstd busybox-static qemu-system-x86 qemu-utils iproute2 iputils-ping
 rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
-perftest rdmacm-utils python3-pyverbs tshark sparse linux-source-6.12
+perftest rdmacm-utils python3-pyverbs tshark sparse linux-source-6.12 dkms
 ethtool procps psmisc python3 gawk rsync shellcheck nvme-cli"
 
 main() {

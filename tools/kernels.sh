@@ -8,6 +8,9 @@
 #
 #   tools/kernels.sh         both
 #   tools/kernels.sh 6.12    only the 6.12 one (what the benchmarks boot)
+#   tools/kernels.sh all     both, then Debian sid's 7.2 kernels, which
+#                            build in the sid root (tools/sid-root.sh
+#                            releases; make kernels)
 set -euo pipefail
 
 newest() {
@@ -23,6 +26,12 @@ newest() {
 	return 1
 }
 
+if [ "${1:-}" = all ]; then
+	rc=0
+	"$0" || rc=1
+	"$(dirname "$0")/sid-root.sh" releases
+	exit $rc
+fi
 if [ "${1:-}" = 6.12 ]; then
 	newest '^6\.12\.' 6.12
 	exit

@@ -41,7 +41,7 @@ die() {
 }
 
 usage() {
-	echo "usage: $0 setup|dir|kernels|run CMD..." >&2
+	echo "usage: $0 setup|dir|kernels|releases|run CMD..." >&2
 	exit 2
 }
 
@@ -208,6 +208,7 @@ case $1 in
 setup) [ $# -eq 1 ] || usage; cmd_setup ;;
 dir) [ $# -eq 1 ] || usage; cmd_dir ;;
 kernels) [ $# -eq 1 ] || usage; cmd_kernels ;;
+releases) [ $# -eq 1 ] || usage; for f in $FLAVOURS; do echo "$SID_KABI-$f"; done ;;
 run) [ $# -ge 2 ] || usage; shift; cmd_run "$@" ;;
 *) usage ;;
 esac

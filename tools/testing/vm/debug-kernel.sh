@@ -13,6 +13,8 @@
 #   debug-kernel.sh dir [FLAVOUR]      print the build dir, exit 1 if not built
 #   debug-kernel.sh release [FLAVOUR]  print the kernel release, exit 1 if not
 #                                      built
+#   debug-kernel.sh source             extract the source if needed, print
+#                                      its root (tools/intree.sh uses it)
 #
 # FLAVOUR defaults to debug. The build dir is $VROCE_CACHE/FLAVOUR-<hash>
 # (default /var/cache/vroce), the hash covering the fragment and the
@@ -156,6 +158,11 @@ cmd_release() {
 }
 
 [[ $# -eq 1 || $# -eq 2 ]] || usage
+if [[ $1 == source ]]; then
+	ensure_source
+	echo "$SRC"
+	exit 0
+fi
 FLAVOUR=${2:-debug}
 case $FLAVOUR in
 debug | kcsan) ;;

@@ -112,6 +112,9 @@ module_exit(vroce_exit);
 MODULE_AUTHOR("The vroce developers");
 MODULE_DESCRIPTION("Virtual RDMA NIC: RoCEv1 and RoCEv2 over any Ethernet netdev");
 MODULE_LICENSE("GPL");
+#ifdef VROCE_VERSION
+MODULE_VERSION(VROCE_VERSION);
+#endif
 #ifdef VROCE_DEBUG
 MODULE_INFO(vroce_selftests, "mr mw dcqcn cc");
 #endif
