@@ -21,11 +21,11 @@ CHECKPATCH=$SRC/scripts/checkpatch.pl
 #   FILE_PATH_CHANGES  asks for a MAINTAINERS update when files are added;
 #                      there is no MAINTAINERS file here.
 IGNORE=FILE_PATH_CHANGES
-# ... and for compat.h only:
-#   LINUX_VERSION_CODE  the module builds for two kernel lines (Debian 6.1
-#                      and 6.12); compat.h is the one place allowed to test
-#                      the version, which upstream code never
-#                      needs to do.
+# ... and for compat.h and compat_ib.h only:
+#   LINUX_VERSION_CODE  the module builds for several kernel lines (6.1,
+#                      6.12, 7.2); the compat headers are the one place
+#                      allowed to test the version, which upstream code
+#                      never needs to do.
 #   CONSTANT_COMPARISON  fires on "LINUX_VERSION_CODE >= KERNEL_VERSION(..)",
 #                      the only way to write such a test.
 IGNORE_COMPAT=$IGNORE,LINUX_VERSION_CODE,CONSTANT_COMPARISON
@@ -45,7 +45,7 @@ rm -f "$OUT"/*.out
 run_checkpatch() {
 	local f=$1 ignore=$IGNORE
 
-	[ "$(basename "$f")" = compat.h ] && ignore=$IGNORE_COMPAT
+	case "$(basename "$f")" in compat.h | compat_ib.h) ignore=$IGNORE_COMPAT ;; esac
 	(cd "$OUT" && perl "$CHECKPATCH" --no-tree --strict --terse --show-types \
 		--ignore "$ignore" -f "$TOP/$f" 2>&1) |
 		sed "s|$TOP/||" | grep -E '^[^ ]+:[0-9]+: (ERROR|WARNING|CHECK):' || true

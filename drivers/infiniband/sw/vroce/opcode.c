@@ -10,6 +10,7 @@
 #include <linux/log2.h>
 #include <linux/string.h>
 
+#include "grh.h"
 #include "opcode.h"
 #include "pkt.h"
 

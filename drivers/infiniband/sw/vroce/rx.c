@@ -69,6 +69,7 @@
 #include "counters.h"
 #include "device.h"
 #include "icrc.h"
+#include "grh.h"
 #include "mcast.h"
 #include "opcode.h"
 #include "pkt.h"

@@ -14,9 +14,9 @@
  * - The receive softirq (rx.c) only validates a packet, finds its QP and
  *   appends the skb to vroce_qp.rxq (rxq.c), which wakes the task
  *   (vroce_task_wake()); a kernel post_send and the timer only kick it.
- *   A user QP's doorbell (the POST_SEND system call, process
- *   context) runs the task body itself (vroce_task_doorbell()), so a send
- *   costs no worker wakeup. Nothing that sends runs in softirq context.
+ *   A user QP's doorbell (the POST_SEND system call) runs the task body
+ *   itself (vroce_task_doorbell()), so a send costs no worker wakeup.
+ *   Nothing that sends runs in softirq context.
  * - A context that wants a run while another holds task_mutex (a doorbell,
  *   a run list) sets VROCE_TASK_AGAIN instead of waiting or waking the
  *   worker: whoever holds the mutex runs the task again after releasing it
@@ -45,9 +45,8 @@
  *   softirqs a transmission raises (veth, loopback) run when it re-enables
  *   bottom halves, so a receiver on the same CPU keeps up with the sender.
  * - modify_qp holds task_mutex across a transition, so the task sees the
- *   QP's state and attributes change only between two of its runs.
- * - A run takes at most VROCE_TASK_BUDGET steps and then requeues itself,
- *   so QPs sharing a worker take turns.
+ *   QP's state and attributes change only between two of its runs. A run
+ *   takes at most VROCE_TASK_BUDGET steps, then requeues itself.
  *
  * Lifetime: a queued task owns a QP reference (taken by vroce_task_kick()
  * or handed over by the receive path, dropped at the end of the run), so
@@ -173,12 +172,9 @@ static struct vroce_qp *vroce_run_list_pop(struct vroce_run_list *run)
  * CPU? Only a doorbell's long frames are: the posting thread's CPU goes
  * back to posting and polling while the receiver copies. A work item's
  * frames stay on its run list (its CPU is no user's), and so do short
- * ones, whose copy costs less than waking another CPU.
- *
- * Measured (tools/bench/ab.sh, loopback, 6.12, 2 vCPUs, medians of 4
- * rounds) against a build that never hands off: ib_read_bw 64 KiB 3237
- * vs 2034 MiB/s, ib_send_bw 64 KiB 2520 vs 2053, ib_write_bw 1 MiB 2822
- * vs 2444.
+ * ones, whose copy costs less than waking another CPU. Against none
+ * (tools/bench/ab.sh, loopback, 6.12, MiB/s): ib_read_bw 64 KiB 3237 vs
+ * 2034, ib_send_bw 64 KiB 2520 vs 2053, ib_write_bw 1 MiB 2822 vs 2444.
  */
 bool vroce_task_handoff(const struct vroce_run_list *run,
 			const struct sk_buff *skb)

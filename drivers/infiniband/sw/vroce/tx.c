@@ -66,6 +66,7 @@
 #include "icrc.h"
 #include "mcast.h"
 #include "net.h"
+#include "grh.h"
 #include "opcode.h"
 #include "rx.h"
 #include "tx.h"
