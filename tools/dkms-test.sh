@@ -8,8 +8,10 @@
 #
 #   DKMS_KERNEL=<release>  kernel to boot (default: newest Debian 6.12)
 #
-# Output in build/dkms-test/ (console.log, ksft.tap). Exit status: the
-# VM runner's (tools/testing/vm/README).
+# DKMS builds the module under TCG for each kernel with headers (Debian's
+# 6.12 and 6.1 here), at install and again at the upgrade: about half an
+# hour in all. Output in build/dkms-test/ (console.log, ksft.tap). Exit
+# status: the VM runner's (tools/testing/vm/README).
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
@@ -26,7 +28,7 @@ deb1=$("$TOP/tools/dkms-deb.sh") &&
 }
 rm -rf "$OUT"
 mkdir -p "$OUT"
-"$TOP/tools/testing/vm/run.sh" -k "$kernel" -t 1800 -o "$OUT" -- \
+"$TOP/tools/testing/vm/run.sh" -k "$kernel" -t 3600 -o "$OUT" -- \
 	env VROCE_KO="$TOP/build/$kernel/vroce.ko" \
 	VROCE_DKMS_DEBS="$deb1 $deb2" VROCE_VERBOSE=1 \
 	"$TOP/tools/ksft.sh" run dkms.sh
