@@ -70,6 +70,7 @@
 #include "ops.h"
 #include "port.h"
 #include "query.h"
+#include "rxe_guard.h"
 
 /*
  * The most the debugfs knobs dealloc_delay_ms and link_add_delay_ms hold
@@ -251,6 +252,9 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 		       name, netdev_name(ndev), ndev->type);
 		return -EINVAL;
 	}
+	err = vroce_rxe_guard_check();
+	if (err)
+		return err;
 
 	vdev = ib_alloc_device(vroce_dev, ibdev);
 	if (!vdev)

@@ -4,14 +4,15 @@
  * netdev.
  *
  * Module load order, and unload in reverse:
- *  0. the ICRC's CRC-32 implementation (never fails);
- *  1. namespaces (claims UDP 4791 in init_net: refuses to load next to
- *     rdma_rxe, which shares our driver id);
- *  2. the debugfs root (never fails the load);
- *  3. the RoCEv1 packet handler (drops everything until a device exists);
- *  4. the work queue that unregisters devices whose netdev went away;
- *  5. the netdev notifier, which queues on it;
- *  6. the "vroce" rdma link type, after which users can create devices.
+ *  0. the guard that keeps rdma_rxe, which shares our driver id, from
+ *     loading, and refuses to load next to it (rxe_guard.c);
+ *  1. the ICRC's CRC-32 implementation (never fails);
+ *  2. namespaces (claims UDP 4791 in init_net);
+ *  3. the debugfs root (never fails the load);
+ *  4. the RoCEv1 packet handler (drops everything until a device exists);
+ *  5. the work queue that unregisters devices whose netdev went away;
+ *  6. the netdev notifier, which queues on it;
+ *  7. the "vroce" rdma link type, after which users can create devices.
  * Unload first stops device creation (rdma_link_unregister() waits for
  * running newlink calls), then unregisters every device and waits for the
  * deallocations that other contexts (rdma link delete, ib_core's work queue
@@ -35,6 +36,7 @@
 #include "net.h"
 #include "netdev.h"
 #include "rx.h"
+#include "rxe_guard.h"
 #include "task.h"
 #include "tx.h"
 
@@ -57,6 +59,9 @@ static int __init vroce_init(void)
 	    !vroce_dcqcn_selftest() || !vroce_cc_selftest())
 		return -ENOTRECOVERABLE;
 
+	err = vroce_rxe_guard_init();
+	if (err)
+		return err;
 	vroce_icrc_init();
 	err = vroce_task_init();
 	if (err)
@@ -89,6 +94,7 @@ err_task:
 	vroce_task_exit();
 err_icrc:
 	vroce_icrc_exit();
+	vroce_rxe_guard_exit();
 	return err;
 }
 
@@ -103,6 +109,7 @@ static void __exit vroce_exit(void)
 	vroce_net_exit();
 	vroce_task_exit();
 	vroce_icrc_exit();
+	vroce_rxe_guard_exit();
 	pr_info("unloaded\n");
 }
 

@@ -4,10 +4,10 @@
  *
  * A namespace that holds at least one vroce device owns a UDP tunnel socket
  * bound to port 4791 for IPv4 and, where IPv6 is available, one for IPv6.
- * init_net keeps its sockets for as long as the module is loaded: this is
- * how vroce and rdma_rxe, which share RDMA_DRIVER_RXE and must never be
- * loaded together, exclude each other: rdma_rxe binds the same port at
- * its module init.
+ * init_net keeps its sockets for as long as the module is loaded, so
+ * that anything else on port 4791 there (rdma_rxe up to 6.12 binds it when
+ * it loads; rxe_guard.c keeps rdma_rxe out on every kernel) fails, and
+ * vroce's load fails if the port is taken.
  *
  * A socket receives the datagrams of its own namespace only, but these may
  * have arrived on an upper device (macvlan, ipvlan, VLAN) whose lower

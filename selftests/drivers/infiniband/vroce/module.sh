@@ -1,14 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Module lifecycle: load and unload, mutual exclusion with rdma_rxe (both
-# use RDMA_DRIVER_RXE and must never be loaded together) through UDP port
-# 4791 in init_net, and
+# Module lifecycle: load and unload, a taken UDP port 4791, mutual
+# exclusion with rdma_rxe (both use RDMA_DRIVER_RXE), and
 # unload with devices and open user contexts present.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-vroce_require ip rdma ibv_devices python3 modprobe
+vroce_require ip rdma ibv_devices python3 modprobe ss
 
 HOLD="$VROCE_BIN/hold_ctx"
 NS=
@@ -49,26 +48,43 @@ loads_after_port_released() {
 	load_unload
 }
 
+# Whether UDP 4791 is bound in init_net.
+port_bound() {
+	ss -Huan "sport = :4791" | grep -q 4791
+}
+
+# rdma_rxe and vroce share a driver id, and rdma_rxe takes every device with
+# it for its own: whichever comes second must not load, on every kernel
+# (rdma_rxe of 7.2 no longer binds UDP 4791 when it loads).
 rxe_refused_while_loaded() {
+	local out
+
 	vroce_load || return 1
-	if modprobe rdma_rxe 2>/dev/null; then
+	dmesg_mark rxe-refused
+	if out=$(modprobe rdma_rxe 2>&1); then
 		echo "rdma_rxe loaded next to vroce"
 		rmmod rdma_rxe
 		return 1
 	fi
-	vroce_unload
+	echo "$out"
+	grep -q "busy" <<<"$out" &&
+		dmesg_since rxe-refused | grep -q "vroce: refusing to let rdma_rxe load" &&
+		vroce_loaded && port_bound && vroce_unload
 }
 
 vroce_refused_while_rxe_loaded() {
 	local out
 
 	modprobe rdma_rxe || return 1
+	dmesg_mark vroce-refused
 	if out=$(insmod "$VROCE_KO" 2>&1); then
 		echo "vroce loaded next to rdma_rxe"
 		return 1
 	fi
+	echo "$out"
 	rmmod rdma_rxe || return 1
-	grep -q "Address already in use" <<<"$out"
+	grep -q "Device or resource busy" <<<"$out" &&
+		dmesg_since vroce-refused | grep -q "vroce: rdma_rxe is loaded"
 }
 
 add_devices() {
@@ -116,8 +132,9 @@ check "module loads and unloads" load_unload
 check "load fails with EADDRINUSE and names rdma_rxe when UDP 4791 is taken" \
 	refuses_when_port_taken
 check "module loads once UDP 4791 is free again" loads_after_port_released
-check "rdma_rxe cannot load while vroce is loaded" rxe_refused_while_loaded
-check "vroce cannot load while rdma_rxe is loaded" \
+check "rdma_rxe cannot load while vroce is loaded: EBUSY, message" \
+	rxe_refused_while_loaded
+check "vroce cannot load while rdma_rxe is loaded: EBUSY, message" \
 	vroce_refused_while_rxe_loaded
 check "rmmod with devices in two namespaces and open user contexts" \
 	unload_with_open_contexts
