@@ -7,7 +7,7 @@
 #   make                 build build/<release>/vroce.ko for each kernel
 #   make KVER=<release>  build one; a sid kernel (KVER=7.2.13+deb14-amd64 or
 #                        -rt-amd64) builds in the Debian sid root of
-#                        tools/sid-root.sh (run "tools/sid-root.sh setup" once)
+#                        tools/sid-root.sh (set up at the first such build)
 #   make W=1 C=1         extra warnings and sparse (passed to kbuild)
 #   make lint            checkpatch --strict on our sources
 #   make check           every test, in QEMU, on 6.12, 6.1 and the debug kernel;
@@ -52,6 +52,7 @@ $(BUILD)/%/vroce.ko: FORCE
 	@test -n "$*" || { echo "no supported kernel headers found" >&2; exit 1; }
 	@kdir="$(call kdir_of,$*)"; \
 	if [ ! -f "$$kdir/Makefile" ] && echo "$*" | grep -qE '$(SID_RE)'; then \
+		$(TOP)/tools/sid-root.sh setup >/dev/null || exit 1; \
 		exec $(TOP)/tools/sid-root.sh run make --no-print-directory -C $(TOP) KVER=$* $(SID_ARGS) $@; \
 	fi; \
 	test -f "$$kdir/Makefile" || { echo "vroce: no kernel build dir for $* ($$kdir)" >&2; exit 1; }; \

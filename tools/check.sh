@@ -5,31 +5,41 @@
 #
 #   1. tools/deps.sh                  install missing Debian packages
 #   2. make lint                      checkpatch --strict, shellcheck
-#   3. module builds                  W=1 C=2 KCFLAGS=-Werror for the newest
+#   3. the sid root                   tools/sid-root.sh setup (cached)
+#   4. module builds                  W=1 C=2 KCFLAGS=-Werror for the newest
 #                                     installed Debian 6.12 and 6.1 kernels,
-#                                     the debug kernel and the kcsan kernel
-#                                     (each built once, cached)
-#   4. tools/ksft.sh build            the kselftests, built on the host
-#   5. one VM boot per kernel         tools/testing/vm/run.sh runs
-#                                     'tools/ksft.sh run' with VROCE_KO set;
-#                                     the debug kernel's VM (the longest)
-#                                     runs beside the others, which run one
-#                                     after the other (VM_JOBS=1: all in turn)
+#                                     the debug and kcsan kernels, and sid's
+#                                     7.2 and 7.2-rt (in the sid root)
+#   5. tools/ksft.sh build            the kselftests, built on the host
+#   6. one VM boot per kernel         tools/testing/vm/run.sh runs
+#                                     'tools/ksft.sh run' with VROCE_KO set,
+#                                     in two lanes of VMs that run side by
+#                                     side (VM_JOBS=1: all in turn), the
+#                                     debug kernel's (the longest) first.
 #                                     Only the debug kernel's module is built
-#                                     before the VMs start; the other lane
-#                                     builds its first module, then each
-#                                     next one while a VM runs
-#   6. with VROCE_PAIR=1: two VMs,    tools/testing/vm/pair.sh runs
+#                                     before the VMs start; each lane builds
+#                                     its first module, then each next one
+#                                     while a VM runs
+#   7. with VROCE_PAIR=1: two VMs,    tools/testing/vm/pair.sh runs
 #      once, on 6.12
 #                                     interop.sh: rdma_rxe in vm1, vroce in
 #                                     vm2 (it skips in the single VMs)
-#   7. sid builds, no VM              W=1 C=2 KCFLAGS=-Werror for Debian
-#                                     sid's 7.2 kernels, generic and
-#                                     PREEMPT_RT, in the sid root of
-#                                     tools/sid-root.sh (set up once,
-#                                     cached); one TAP line per kernel,
-#                                     "# SKIP" with the reason if the root
-#                                     cannot be set up (no network)
+#
+# Debian sid's 7.2 kernels, generic and PREEMPT_RT, are built (W=1 C=2
+# KCFLAGS=-Werror) in the sid root of tools/sid-root.sh, set up once
+# (cached) before the VMs start, and their VMs run the tests in that root's
+# user space (run.sh -u: rdma-core 65). Without the root (no network) each
+# is one "# SKIP" line that says why.
+#
+# What each kernel runs:
+#   6.12                  every test, full matrices
+#   debug                 every test, leaner matrices (lib.sh)
+#   kcsan                 KCSAN_TESTS
+#   7.2                   SLICE_TESTS and pyverbs.sh (rdma-core 65's
+#                         pyverbs suite, rdma_rxe then vroce), leaner
+#                         matrices
+#   6.1, 7.2-rt           SLICE_TESTS (7.2-rt: but nvme.sh), leaner
+#                         matrices
 #
 # Results come from the KTAP each VM run leaves in build/check/<kernel>/
 # ksft.tap, not from exit codes (the 6.12 runner exits 0 on failure,
@@ -55,6 +65,8 @@
 #   KCSAN_TESTS="rc.sh"                   the kcsan kernel's tests, unless
 #                                         TESTS is set (default: those that
 #                                         run traffic from several contexts)
+#   SLICE_TESTS="rc.sh"                   the slice 6.1, 7.2-rt and 7.2 run,
+#                                         unless TESTS is set
 #   VM_JOBS=1                             one VM at a time (default 2)
 #   VM_TIMEOUT=2400  VM_MEM=...  VM_CPUS=...   passed to run.sh (the
 #                                         debug kernel's default timeout
@@ -73,9 +85,11 @@ RUNNER=$TOP/tools/testing/vm/run.sh
 PAIR=$TOP/tools/testing/vm/pair.sh
 DEBUG_KERNEL=$TOP/tools/testing/vm/debug-kernel.sh
 SID_ROOT=$TOP/tools/sid-root.sh
-# Debian sid's kernels: built in the sid root, not booted.
+# Debian sid's kernels: built in the sid root, booted with its user space.
 SID_KERNELS=$("$TOP/tools/sid-root.sh" releases | tr '\n' ' ')
 SID_KERNELS=${SID_KERNELS% }
+# The sid root's path, once set up (setup_sid_root).
+SID_DIR=
 
 PASS=0
 FAIL=0
@@ -119,6 +133,55 @@ timed() {
 # teardown. KCSAN watches one access in a few thousand, so these are the
 # ones with enough concurrent accesses for it to see a race.
 KCSAN_TESTS=${KCSAN_TESTS:-user_qp.sh ring_fuzz.sh lifecycle.sh inject.sh stall.sh kill.sh rc.sh ud.sh}
+
+# The slice the kernels beside 6.12 run: each part of the driver that uses a
+# kernel API which differs between releases (module and link set-up, netdev
+# events and namespaces, ib_core and uverbs, the UDP tunnel, memory
+# registration, the transport, a kernel ULP), with the data path under
+# killed processes and injected frames. The long stress runs and the rest
+# run on 6.12 and the debug kernel.
+SLICE_TESTS=${SLICE_TESTS:-module.sh link.sh netns.sh rdma_core.sh verbs.sh mr.sh mw.sh queues.sh user_qp.sh qkey.sh rtnl.sh cc_knobs.sh inject.sh kill.sh rx_bounds.sh rc.sh ud.sh nvme.sh}
+
+# tests_for KERNEL: the tests its VM runs ("" = every test).
+tests_for() {
+	if [ -n "${TESTS:-}" ]; then
+		echo "$TESTS"
+		return
+	fi
+	case $1 in
+	kcsan) echo "$KCSAN_TESTS" ;;
+	6.1.*) echo "$SLICE_TESTS" ;;
+	*-rt-*)
+		# Not nvme.sh: on 7.2-rt its second half (IO, a controller
+		# reset, a disconnect under IO) ends, every time, in "list_del
+		# corruption" in irq_poll_complete() from ib_core's softirq CQ
+		# poller. That kernel is built without PREEMPT_RT_NEEDS_BH_LOCK:
+		# two threads may run softirq handlers on one CPU at once, and
+		# lib/irq_poll.c's handler assumes it is alone on its CPU's list.
+		# Its panic would end the run.
+		echo "${SLICE_TESTS/nvme.sh/}"
+		;;
+	*)
+		# 6.12 and debug: every test. sid's 7.2: the slice and
+		# rdma-core 65's pyverbs suite.
+		is_sid "$1" || return 0
+		echo "$SLICE_TESTS pyverbs.sh"
+		;;
+	esac
+}
+
+# An estimate of each kernel's VM time on 2 cores, in seconds, to balance
+# the two lanes (run_vms).
+vm_weight() {
+	case $1 in
+	debug) echo 2100 ;;
+	kcsan) echo 280 ;;
+	6.12.*) echo 1450 ;;
+	6.1.*) echo 390 ;;
+	*-rt-*) echo 420 ;;
+	*) echo 780 ;;
+	esac
+}
 
 # Sets KERNELS (unless given): the Debian kernels, then the debug kernels.
 pick_kernels() {
@@ -335,7 +398,8 @@ boot_once() {
 	# busy 2-core host; the limits leave room above both.
 	[ "$k" = debug ] && tmo=${VM_TIMEOUT:-3600}
 	args=(-k "$k" -t "$tmo" -o "$dir")
-	[ "$k" = kcsan ] && tests=${TESTS:-$KCSAN_TESTS}
+	tests=$(tests_for "$k")
+	is_sid "$k" && args+=(-u "$SID_DIR")
 
 	[ -n "${VM_MEM:-}" ] && args+=(-m "$VM_MEM")
 	[ -n "${VM_CPUS:-}" ] && args+=(-c "$VM_CPUS")
@@ -396,34 +460,46 @@ finish_vm() {
 
 # run_vms KERNEL...: lane (build, boot_vm) for each, then finish_vm for
 # each that was built, in order.
-# With VM_JOBS=2 (the default) two VMs run at once: the debug kernels'
-# lane (debug, the longest, then kcsan) beside the Debian kernels', whose
-# VMs take turns. On 2 cores this is faster than running the VMs one after
-# the other, and building the next module while a VM runs is faster than
-# building them all first.
+# With VM_JOBS=2 (the default) two VMs run at once, in two lanes balanced
+# by vm_weight (the heaviest, the debug kernel, always in the first); each
+# lane's VMs take turns, the heaviest first. On 2 cores this is faster than
+# running the VMs one after the other, and building the next module while a
+# VM runs is faster than building them all first.
 run_vms() {
-	local jobs=${VM_JOBS:-2} k pids=() first=() rest=()
+	local jobs=${VM_JOBS:-2} k i w n mask best=-1 max sa sb pids=() a=() b=()
+	local ks=() ws=()
 
 	[ $# -gt 0 ] || return 0
-	[ "$jobs" = 1 ] || jobs=2
-	for k in "$@"; do
-		case $k in
-		debug) first=("$k" "${first[@]}") ;;
-		kcsan) first+=("$k") ;;
-		*) rest+=("$k") ;;
-		esac
+	# The heaviest first: a lane runs its VMs in that order.
+	while read -r w k; do
+		ks+=("$k")
+		ws+=("$w")
+	done < <(for k in "$@"; do echo "$(vm_weight "$k") $k"; done | sort -s -k1,1nr)
+	n=${#ks[@]}
+	# The split whose longer lane is the shortest (a few kernels: try all).
+	for ((mask = 0; mask < (1 << n); mask += 2)); do
+		sa=0
+		sb=0
+		for ((i = 0; i < n; i++)); do
+			if (((mask >> i) & 1)); then sb=$((sb + ws[i])); else sa=$((sa + ws[i])); fi
+		done
+		max=$((sa > sb ? sa : sb))
+		if [ "$best" -lt 0 ] || [ "$max" -lt "$best" ]; then
+			best=$max
+			a=()
+			b=()
+			for ((i = 0; i < n; i++)); do
+				if (((mask >> i) & 1)); then b+=("${ks[i]}"); else a+=("${ks[i]}"); fi
+			done
+		fi
 	done
-	# Only debug kernels: one lane each.
-	if [ ${#rest[@]} -eq 0 ] && [ ${#first[@]} -eq 2 ]; then
-		rest=("${first[1]}")
-		first=("${first[0]}")
-	fi
-	if [ "$jobs" -eq 1 ] || [ ${#first[@]} -eq 0 ] || [ ${#rest[@]} -eq 0 ]; then
-		lane "${first[@]}" "${rest[@]}"
+	if [ "$jobs" = 1 ] || [ ${#b[@]} -eq 0 ]; then
+		lane "${ks[@]}"
 	else
-		lane "${first[@]}" &
+		log "lanes: ${a[*]} | ${b[*]} (estimate: ~$best s)"
+		lane "${a[@]}" &
 		pids+=($!)
-		lane "${rest[@]}" &
+		lane "${b[@]}" &
 		pids+=($!)
 		wait "${pids[@]}"
 	fi
@@ -492,33 +568,24 @@ setup_sid_root() {
 	"$SID_ROOT" setup >"$OUT/sid-root.log" 2>&1
 }
 
-# sid_lane KERNEL...: build each in the sid root, one TAP line each. If
-# the root cannot be set up, each is a skip that says why.
-sid_lane() {
+# sid_ready KERNEL...: set up the sid root (SID_DIR) for the sid kernels'
+# VMs. If it cannot be, each kernel is one skip that says why, and the
+# status is 1.
+sid_ready() {
 	local k n=0 why
 
-	[ $# -gt 0 ] || return 0
 	log "sid: setting up the Debian sid root (tools/sid-root.sh setup, cached)"
-	if ! timed "sid root" setup_sid_root; then
-		why=$(grep '^sid-root: ' "$OUT/sid-root.log" | tail -n 1)
-		why=${why#sid-root: }
-		for k in "$@"; do
-			n=$((n + 1))
-			echo "ok $n sid build $k # SKIP no sid root: ${why:-see build/check/sid-root.log}"
-			SKIP=$((SKIP + 1))
-		done
+	if timed "sid root" setup_sid_root && SID_DIR=$("$SID_ROOT" dir); then
 		return 0
 	fi
+	why=$(grep '^sid-root: ' "$OUT/sid-root.log" | tail -n 1)
+	why=${why#sid-root: }
 	for k in "$@"; do
 		n=$((n + 1))
-		if build_once "$k"; then
-			echo "ok $n sid build $k (W=1 C=2 -Werror)"
-			PASS=$((PASS + 1))
-		else
-			# build_module counted the failure (gate_failed).
-			echo "not ok $n sid build $k (build/check/$k/build.log)"
-		fi
+		echo "ok $n sid $k # SKIP no sid root: ${why:-see build/check/sid-root.log}"
+		SKIP=$((SKIP + 1))
 	done
+	return 1
 }
 
 main() {
@@ -546,6 +613,7 @@ main() {
 			vms+=("$k")
 		fi
 	done
+	[ ${#sids[@]} -eq 0 ] || ! sid_ready "${sids[@]}" || vms+=("${sids[@]}")
 	KERNELS="${vms[*]}"
 
 	# The debug kernel's module now: its VM, the longest, starts first.
@@ -580,7 +648,6 @@ main() {
 	if [ "$ksft_ok" = 1 ] && k=$(pair_kernel "${built[@]}"); then
 		run_pair "$k"
 	fi
-	sid_lane "${sids[@]}"
 
 	count_gates
 	if [ ${#FAILURES[@]} -gt 0 ]; then

@@ -65,9 +65,27 @@ ksft_build() {
 	echo "ksft: $(wc -l <"$INSTALL/kselftest-list.txt") tests installed in $INSTALL"
 }
 
+# run_extended T: an installed test that is not in the default run
+# (TEST_PROGS_EXTENDED), run as the runner runs one: its KTAP indented
+# under "# selftests: ..." and one result line, so tools/check.sh counts it.
+run_extended() {
+	local t=$1 dir=$INSTALL/drivers/infiniband/vroce rc=0
+
+	echo "# selftests: drivers/infiniband/vroce: $t"
+	(cd "$dir" && timeout -k 10 "${KSFT_TIMEOUT:-1800}" "./$t") 2>&1 |
+		sed -u 's/^/# /' || rc=$?
+	case $rc in
+	0) echo "ok 1 selftests: drivers/infiniband/vroce: $t" ;;
+	4) echo "ok 1 selftests: drivers/infiniband/vroce: $t # SKIP" ;;
+	124) echo "not ok 1 selftests: drivers/infiniband/vroce: $t # TIMEOUT" ;;
+	*) echo "not ok 1 selftests: drivers/infiniband/vroce: $t # exit=$rc" ;;
+	esac
+	[ "$rc" = 0 ] || [ "$rc" = 4 ]
+}
+
 ksft_run() {
 	local out=${VROCE_OUT:-/tmp}/ksft.tap
-	local c t sel args rc=0
+	local c t sel args rc=0 extended=()
 
 	[ -x "$INSTALL/run_kselftest.sh" ] || {
 		echo "ksft: $INSTALL not built; run tools/ksft.sh build on the host" >&2
@@ -76,10 +94,8 @@ ksft_run() {
 	: >"$out"
 	for t in "$@"; do
 		grep -q ":$t\$" "$INSTALL/kselftest-list.txt" && continue
-		# Installed but not in the default run (TEST_PROGS_EXTENDED).
 		if [ -x "$INSTALL/drivers/infiniband/vroce/$t" ]; then
-			(cd "$INSTALL/drivers/infiniband/vroce" && "./$t") 2>&1 |
-				tee -a "$out" || rc=1
+			extended+=("$t")
 			continue
 		fi
 		echo "ksft: no test named $t (tools/ksft.sh list)" >&2
@@ -96,6 +112,9 @@ ksft_run() {
 		fi
 		[ -n "${KSFT_TIMEOUT:-}" ] && args+=(-o "$KSFT_TIMEOUT")
 		"$INSTALL/run_kselftest.sh" "${args[@]}" 2>&1 | tee -a "$out" || rc=1
+	done
+	for t in "${extended[@]}"; do
+		run_extended "$t" | tee -a "$out" || rc=1
 	done
 	return $rc
 }

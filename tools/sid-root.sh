@@ -54,6 +54,8 @@ packages() {
 	done
 	echo rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
 	echo python3-pyverbs iproute2
+	# What the selftests use besides, when the VM runs them in this root.
+	echo ethtool procps psmisc gawk iputils-ping nvme-cli tshark
 }
 
 root_dir() {

@@ -6,7 +6,8 @@
 # and the output dir. Contract with run.sh:
 #
 #  - $VROCE_OUT/.vroce/env (bash) sets VROCE_OUT, vroce_cwd, vroce_modules
-#    (dir to bind over /lib/modules, may be empty) and the vroce_cmd array.
+#    (dir to bind over /lib/modules, may be empty), vroce_userland (a root
+#    to run the command in, may be empty) and the vroce_cmd array.
 #  - The command's output goes to the console (ttyS0). Afterwards kmemleak
 #    (if present) is scanned into kmemleak.txt and dmesg saved as dmesg.txt.
 #    dmesg.live follows dmesg while the guest runs, for post-mortems.
@@ -25,7 +26,10 @@ readonly STATUS_TTY=/dev/ttyS1
 VROCE_OUT=
 vroce_cwd=/
 vroce_modules=
+vroce_userland=
 vroce_cmd=()
+# Where the command's root is assembled when vroce_userland is set.
+readonly USERLAND=/mnt/userland
 
 log() {
 	echo "vroce-init: $*" >&2
@@ -83,6 +87,27 @@ setup_system() {
 	fi
 }
 
+# enter_userland: with vroce_userland set, the command runs chrooted into
+# a writable overlay (on tmpfs) of that root, which sees the guest's /proc,
+# /sys, /dev, /run, /tmp, /var/tmp and /lib/modules and has the command's
+# cwd and $VROCE_OUT at the same paths.
+enter_userland() {
+	local d
+
+	[[ -n $vroce_userland ]] || return 0
+	[[ -x $vroce_userland/bin/sh ]] || fatal "no root at $vroce_userland"
+	mount -t tmpfs -o mode=0755 vroce-userland /mnt &&
+		mkdir -p /mnt/upper /mnt/work "$USERLAND" &&
+		mount -t overlay overlay -o \
+			"lowerdir=$vroce_userland,upperdir=/mnt/upper,workdir=/mnt/work" \
+			"$USERLAND" || fatal "cannot overlay $vroce_userland"
+	for d in /proc /sys /dev /run /tmp /var/tmp /lib/modules "$vroce_cwd" "$VROCE_OUT"; do
+		mkdir -p "$USERLAND$d" && mount --rbind "$d" "$USERLAND$d" ||
+			fatal "cannot bind $d into $USERLAND"
+	done
+	log "the command runs in $vroce_userland"
+}
+
 # The command gets a clean environment, stdin from /dev/null.
 run_command() {
 	local release
@@ -97,6 +122,8 @@ run_command() {
 		unset -v "${vars[@]}"
 		export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp TERM=dumb
 		export VROCE_KERNEL=$release VROCE_OUT
+		[[ -z $vroce_userland ]] || exec chroot "$USERLAND" \
+			/usr/bin/env -C "$vroce_cwd" "${vroce_cmd[@]}"
 		exec "${vroce_cmd[@]}"
 	) </dev/null
 }
@@ -122,6 +149,7 @@ main() {
 	# Best effort, for post-mortems when no status comes back.
 	dmesg --follow >"$VROCE_OUT/dmesg.live" 2>&1 &
 	setup_system
+	enter_userland
 	# Forget what boot itself leaked; only leaks from the command count.
 	[[ -e $KMEMLEAK ]] && echo clear >"$KMEMLEAK"
 	kmsg "running the command"

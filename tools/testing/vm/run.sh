@@ -42,6 +42,7 @@ CPUS=2
 OUT=
 SRC=
 NETARGS=
+USERLAND=
 CMD=()
 # Set by resolve_kernel.
 KIMAGE=
@@ -53,7 +54,7 @@ GUEST_MODULES=
 usage() {
 	cat >&2 <<EOF
 usage: $0 [-k KERNEL] [-t TIMEOUT_S] [-m MEM] [-c CPUS] [-o OUTDIR]
-          [-n NETARGS] -- CMD [ARGS...]
+          [-n NETARGS] [-u ROOT] -- CMD [ARGS...]
   -k  Debian kernel release in /boot or in the Debian sid root of
       tools/sid-root.sh, or "debug" or "kcsan" (the debug-kernel.sh
       flavours; default: newest 6.12)
@@ -62,6 +63,8 @@ usage: $0 [-k KERNEL] [-t TIMEOUT_S] [-m MEM] [-c CPUS] [-o OUTDIR]
   -c  vCPUs (default 2)
   -o  output dir, mounted at the same path in the guest (default: mktemp -d)
   -n  extra QEMU networking arguments (default: -nic none)
+  -u  run CMD chrooted into ROOT, a Debian root under the host's / (e.g.
+      the sid root's user space, rdma-core 65), not in the host's
 EOF
 	exit "${1:-$EXIT_HARNESS}"
 }
@@ -81,7 +84,7 @@ default_kernel() {
 parse_args() {
 	local opt
 
-	while getopts ":k:t:m:c:o:n:h" opt; do
+	while getopts ":k:t:m:c:o:n:u:h" opt; do
 		case $opt in
 		k) KERNEL=$OPTARG ;;
 		t) TIMEOUT=$OPTARG ;;
@@ -89,6 +92,7 @@ parse_args() {
 		c) CPUS=$OPTARG ;;
 		o) OUT=$OPTARG ;;
 		n) NETARGS=$OPTARG ;;
+		u) USERLAND=$OPTARG ;;
 		h) usage 0 ;;
 		*) usage ;;
 		esac
@@ -148,6 +152,11 @@ prepare_outdir() {
 	check_path "script dir" "$SELF_DIR"
 	SRC=$(cd "$SELF_DIR/../../.." && pwd -P)
 	check_path "source tree" "$SRC"
+	if [[ -n $USERLAND ]]; then
+		USERLAND=$(cd "$USERLAND" && pwd -P) || die "no root dir $USERLAND"
+		check_path "user space root" "$USERLAND"
+		[[ -x $USERLAND/bin/sh ]] || die "$USERLAND has no /bin/sh"
+	fi
 	case $SRC/ in
 	/tmp/* | /var/tmp/* | /run/*)
 		# Hidden by a tmpfs in the guest: shared on its own.
@@ -174,6 +183,7 @@ prepare_outdir() {
 		printf 'VROCE_OUT=%q\n' "$OUT"
 		printf 'vroce_cwd=%q\n' "$PWD"
 		printf 'vroce_modules=%q\n' "$GUEST_MODULES"
+		printf 'vroce_userland=%q\n' "$USERLAND"
 		printf 'vroce_cmd=('
 		printf ' %q' "${CMD[@]}"
 		printf ' )\n'

@@ -16,9 +16,11 @@ its own run_tests.py does, with two changes that do not touch the suite:
     then makes it an error, so one hung test costs minutes, not the run.
 
 RESULTS gets one line per test as it ends (a run killed half way leaves
-the results so far), RESULTS.tb the traceback of each failure and error, "<outcome> <test id>", outcome one of pass,
-fail, error, skip, xfail, xpass. unittest's own report (with -v, one line
-per test and the summary "Ran N tests") goes to stderr as usual.
+the results so far): "<outcome> <test id>", outcome one of pass, fail,
+error, skip, xfail, xpass; a skip's line ends with " # <reason>".
+RESULTS.tb gets the traceback of each failure and error. unittest's own
+report (with -v, one line per test and the summary "Ran N tests") goes to
+stderr as usual.
 """
 
 import json
@@ -74,9 +76,10 @@ class Result(unittest.TextTestResult):
         signal.alarm(0)
         super().stopTest(test)
 
-    def record(self, what, test, name=None, err=None):
+    def record(self, what, test, name=None, err=None, why=None):
         name = name or test.id()
-        self.out.write("%s %s\n" % (what, name))
+        why = " # " + " ".join(str(why).split()) if why else ""
+        self.out.write("%s %s%s\n" % (what, name, why))
         self.out.flush()
         if err:
             self.tb.write("=== %s %s\n%s" % (what, name,
@@ -99,7 +102,7 @@ class Result(unittest.TextTestResult):
 
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
-        self.record("skip", test)
+        self.record("skip", test, why=reason or "no reason given")
 
     def addExpectedFailure(self, test, err):
         super().addExpectedFailure(test, err)
