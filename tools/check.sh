@@ -138,9 +138,9 @@ KCSAN_TESTS=${KCSAN_TESTS:-user_qp.sh ring_fuzz.sh lifecycle.sh inject.sh stall.
 # kernel API which differs between releases (module and link set-up, netdev
 # events and namespaces, ib_core and uverbs, the UDP tunnel, memory
 # registration, the transport, a kernel ULP), with the data path under
-# killed processes and injected frames. The long stress runs and the rest
-# run on 6.12 and the debug kernel.
-SLICE_TESTS=${SLICE_TESTS:-module.sh link.sh netns.sh rdma_core.sh verbs.sh mr.sh mw.sh queues.sh user_qp.sh qkey.sh rtnl.sh cc_knobs.sh inject.sh kill.sh rx_bounds.sh rc.sh ud.sh nvme.sh}
+# killed processes. The long stress runs, the fuzzers and the rest run on
+# 6.12 and the debug kernel.
+SLICE_TESTS=${SLICE_TESTS:-module.sh link.sh netns.sh rdma_core.sh verbs.sh mr.sh queues.sh user_qp.sh qkey.sh rtnl.sh kill.sh rc.sh ud.sh nvme.sh}
 
 # tests_for KERNEL: the tests its VM runs ("" = every test).
 tests_for() {
@@ -176,10 +176,10 @@ vm_weight() {
 	case $1 in
 	debug) echo 2100 ;;
 	kcsan) echo 280 ;;
-	6.12.*) echo 1450 ;;
-	6.1.*) echo 390 ;;
-	*-rt-*) echo 420 ;;
-	*) echo 780 ;;
+	6.12.*) echo 1370 ;;
+	6.1.*) echo 320 ;;
+	*-rt-*) echo 370 ;;
+	*) echo 720 ;;
 	esac
 }
 

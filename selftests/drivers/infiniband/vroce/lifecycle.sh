@@ -20,7 +20,7 @@ if vroce_lean_kernel && [ -z "${LIFECYCLE_FULL:-}" ]; then
 	ROUNDS=${LIFECYCLE_ROUNDS:-60}
 	UNLOADS=${LIFECYCLE_UNLOADS:-6}
 else
-	ROUNDS=${LIFECYCLE_ROUNDS:-180}
+	ROUNDS=${LIFECYCLE_ROUNDS:-120}
 	UNLOADS=${LIFECYCLE_UNLOADS:-6}
 fi
 # The debug kernels: several times slower, and what they check (KASAN,

@@ -24,8 +24,8 @@ if vroce_lean_kernel && [ -z "${NETNS_RACE_FULL:-}" ]; then
 	ROUNDS=${NETNS_RACE_ROUNDS:-30}
 	EXCL_ROUNDS=10
 else
-	ROUNDS=${NETNS_RACE_ROUNDS:-90}
-	EXCL_ROUNDS=20
+	ROUNDS=${NETNS_RACE_ROUNDS:-60}
+	EXCL_ROUNDS=15
 fi
 # The window the deterministic rounds move the netdev in; the most the
 # knob allows. The move starts once S's socket exists, well inside it.
