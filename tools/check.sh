@@ -174,12 +174,12 @@ tests_for() {
 # the two lanes (run_vms).
 vm_weight() {
 	case $1 in
-	debug) echo 2100 ;;
-	kcsan) echo 280 ;;
-	6.12.*) echo 1370 ;;
-	6.1.*) echo 320 ;;
-	*-rt-*) echo 370 ;;
-	*) echo 720 ;;
+	debug) echo 1950 ;;
+	kcsan) echo 300 ;;
+	6.12.*) echo 1120 ;;
+	6.1.*) echo 190 ;;
+	*-rt-*) echo 320 ;;
+	*) echo 480 ;;
 	esac
 }
 

@@ -158,11 +158,23 @@ mckey_receiving() {
 	grep -q "receiving data transfers" "$VROCE_LOG.srv"
 }
 
+# mckey_why: where the datagrams of a failed mckey run went, by the
+# counters of both devices, each read in its namespace.
+mckey_why() {
+	local c=(sent_pkts send_err rcvd_pkts rcvd_no_qp rcvd_qkey_err
+		 rcvd_malformed out_of_buffer)
+
+	"${EXEC_A[@]}" sh -c 'cd /sys/class/infiniband/uda/ports/1/hw_counters &&
+		grep -H . "$@"' sh "${c[@]}"
+	"${EXEC_B[@]}" sh -c 'cd /sys/class/infiniband/udb/ports/1/hw_counters &&
+		grep -H . "$@"' sh "${c[@]}"
+}
+
 # mckey: a receiver in udb's namespace, then a sender in uda's; the
 # receiver exits 0 once it got every message.
 mckey_pair() {
 	run_pair mckey_receiving - stdbuf -oL mckey -m 239.1.2.5 -b 192.0.2.2 -C 4 -- \
-		mckey -m 239.1.2.5 -b 192.0.2.1 -s -C 4
+		mckey -m 239.1.2.5 -b 192.0.2.1 -s -C 4 || { mckey_why; return 1; }
 }
 
 # mckey within one device (uda): its multicast loops back to its QPs.
@@ -174,6 +186,7 @@ mckey_loop() {
 		mckey -m 239.1.2.6 -b 192.0.2.1 -s -C 4
 	rc=$?
 	EXEC_B=("${saved[@]}")
+	[ "$rc" = 0 ] || mckey_why
 	return $rc
 }
 
