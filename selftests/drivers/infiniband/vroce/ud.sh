@@ -159,15 +159,16 @@ mckey_receiving() {
 }
 
 # mckey_why: where the datagrams of a failed mckey run went, by the
-# counters of both devices, each read in its namespace.
+# counters of both devices.
 mckey_why() {
-	local c=(sent_pkts send_err rcvd_pkts rcvd_no_qp rcvd_qkey_err
-		 rcvd_malformed out_of_buffer)
+	local d c
 
-	"${EXEC_A[@]}" sh -c 'cd /sys/class/infiniband/uda/ports/1/hw_counters &&
-		grep -H . "$@"' sh "${c[@]}"
-	"${EXEC_B[@]}" sh -c 'cd /sys/class/infiniband/udb/ports/1/hw_counters &&
-		grep -H . "$@"' sh "${c[@]}"
+	for d in uda udb; do
+		for c in sent_pkts send_err rcvd_pkts rcvd_no_qp rcvd_qkey_err \
+			 rcvd_malformed out_of_buffer; do
+			echo "$d $c $(hw_counter "$d" "$c")"
+		done
+	done
 }
 
 # mckey: a receiver in udb's namespace, then a sender in uda's; the
