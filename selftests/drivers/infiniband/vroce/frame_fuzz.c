@@ -72,8 +72,12 @@
 #define CHUNK		(16u << 10)
 #define DEPTH		8
 #define LIVE_MIN	64		/* chunks the live stream moves at least */
-/* A pause after each chunk: the live stream leaves CPU to the fuzzing. */
-#define LIVE_PAUSE_US	1000
+/*
+ * The live stream is paced by the fuzzing: one chunk more may be posted
+ * for each batch of frames sent (DEPTH chunks in flight at most). Its cost
+ * is then a fixed share of the run's, on a fast kernel and a slow one.
+ */
+#define LIVE_POLL_US	500
 #define FZ_LEN		(64u << 10)	/* the spare QPs' MR */
 #define UD_RECVS	32
 #define UD_RECV_LEN	(4096 + 40)
@@ -443,6 +447,7 @@ static int fuzz_qps_open(void)
 
 static atomic_uint_fast64_t live_posted, live_done;	/* packets */
 static atomic_bool live_stop;
+static atomic_uint_fast64_t live_credit;	/* batches sent */
 static uint32_t live_pkts_per_chunk;
 static char live_err[256];
 static uint64_t live_chunks;
@@ -515,8 +520,9 @@ static bool live_complete(uint64_t chunk)
 }
 
 /*
- * The peer WRITEs chunks into the device's memory, DEPTH in flight, until
- * told to stop (and at least LIVE_MIN); each is compared when it completes.
+ * The peer WRITEs chunks into the device's memory, DEPTH in flight and one
+ * more per batch sent, until told to stop (and at least LIVE_MIN); each is
+ * compared when it completes.
  */
 static void *live_run(void *arg)
 {
@@ -532,7 +538,9 @@ static void *live_run(void *arg)
 			return NULL;
 		done++;
 		atomic_fetch_add(&live_done, live_pkts_per_chunk);
-		usleep(LIVE_PAUSE_US);
+		while (!atomic_load(&live_stop) &&
+		       next >= DEPTH + atomic_load(&live_credit))
+			usleep(LIVE_POLL_US);
 		if ((!atomic_load(&live_stop) || next < LIVE_MIN) &&
 		    live_post(slot, next++))
 			goto post_err;
@@ -1278,12 +1286,29 @@ static unsigned int frame_eth(struct frame *f, uint8_t (*out)[MAX_L3 + 32],
 
 enum { C_ICRC, C_TVER, C_OPCODE, C_MAL, C_PKEY, C_NOQP, C_PKTS, C_NR };
 
+/*
+ * The device's counters, read through files kept open (pread from 0 shows
+ * a sysfs attribute afresh): a lookup per read costs a debug kernel more
+ * than a batch of frames does.
+ */
 static void counters_read(long long *c)
 {
+	static int fd[C_NR] = { [0 ... C_NR - 1] = -1 };
+	char path[256], buf[32];
+	ssize_t n;
 	int i;
 
-	for (i = 0; i < C_NR; i++)
-		c[i] = vroce_hw_counter(a.name, out_counter[i + 1]);
+	for (i = 0; i < C_NR; i++) {
+		if (fd[i] < 0) {
+			snprintf(path, sizeof(path),
+				 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+				 a.name, out_counter[i + 1]);
+			fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		n = fd[i] < 0 ? -1 : pread(fd[i], buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = 0;
+		c[i] = n > 0 ? strtoll(buf, NULL, 10) : -1;
+	}
 }
 
 struct tally {
@@ -1507,6 +1532,7 @@ static bool run_batch(struct run *r, uint64_t from, uint64_t to,
 	ne = batch_build(r, from, to, fr, want);
 	if (send_all(r->sock, ne))
 		ksft_exit_fail_msg("sendmmsg: %s\n", strerror(errno));
+	atomic_fetch_add(&live_credit, 1);
 	if (batch_ok(base, want, r->start, r->opc_lo, r->opc_hi, now))
 		return true;
 	r->bad_batches++;
@@ -1640,7 +1666,7 @@ static void check_accounted(const struct run *r)
 
 int main(int argc, char **argv)
 {
-	struct run r = { .iters = 20000, .batch = 64 };
+	struct run r = { .iters = 20000, .batch = MAX_BATCH };
 	const char *ns = NULL;
 	struct frame *fr;
 	double secs;
