@@ -16,7 +16,8 @@
 #
 # The last line is
 #   soak: frames=N wqes=N bytes_verified=N cycles=N splats=N leaks=N stuck=N failed=N
-# frames: fuzzed frames sent; wqes: fuzzed WQEs (ring_fuzz cases);
+# frames: fuzzed frames sent; wqes: fuzzed WQEs (ring_fuzz's cases and
+# the WQEs its rounds rewrote);
 # bytes_verified: bytes moved by transfers that compared every byte;
 # splats: kernel reports (as tools/testing/vm/run.sh counts them); leaks:
 # kmemleak objects; stuck: hung-task reports; failed: test results that
@@ -65,7 +66,8 @@ report() {
 
 	taps=("$out"/cycle-*.tap)
 	frames=$(sum_field '^# # ([0-9]+) frames \(.*' "${taps[@]}")
-	wqes=$(sum_field '^# # [A-Z]+: ([0-9]+) cases; .*' "${taps[@]}")
+	wqes=$(($(sum_field '^# # [A-Z]+: ([0-9]+) cases; .*' "${taps[@]}") +
+		$(sum_field '^# # [A-Z]+: [0-9]+ WQEs \(([0-9]+) rewritten\) .*' "${taps[@]}")))
 	mib=$(sum_field '^# # rc_stream: [a-z]+ ([0-9]+) MiB .*every byte checked.*' "${taps[@]}")
 	chunks=$(sed -n -E 's/.*moved ([0-9]+) chunks of ([0-9]+) bytes, byte-exact.*/\1 \2/p' \
 		"${taps[@]}" 2>/dev/null | awk '{ s += $1 * $2 } END { print s + 0 }')

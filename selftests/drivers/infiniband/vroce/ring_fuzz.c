@@ -7,7 +7,8 @@
  * VROCE_DEV set (VROCE_GID: the GID index, default the first RoCE v2 IPv4
  * one).
  *
- *   ring_fuzz [--seed N] [--iterations N] [--only I]
+ *   ring_fuzz [--seed N] [--iterations N] [--only I] [--wqes N]
+ *             [--batch M] [--round R]
  *
  * One case is one pair of fresh QPs in loopback (a the requester, b the
  * responder, every send signaled): b gets receives, a gets a well-formed
@@ -28,9 +29,21 @@
  *   the MR, local write to a read-only MR) does not complete successfully;
  *   on RC neither does one whose remote key or address is bad;
  * - memory that no MR covers, and a read-only MR, keep their bytes.
+ *
+ * Rounds then fuzz in volume (--wqes N, M per round, M at most 128): one
+ * pair of each type lives through every round. A round brings both QPs up
+ * from RESET, posts M well-formed WQEs on a in RTR as one list, rewrites
+ * every one after the first 0 to 7 (the same changes as a case, without
+ * the producer index), and moves a to RTS: the kernel reads all M. Round R
+ * draws from (seed, R) alone (--round R replays it). What must hold, for
+ * every round: the M completions arrive in order within HANG_S seconds
+ * each; until the first error each WQE completes as its case would have
+ * to; nothing completes successfully after an error (the QP is in ERR);
+ * the guarded memory keeps its bytes.
+ *
  * The kernel itself must report no oops, warning, KASAN or lockdep splat:
  * the harness reads dmesg. At the end a clean WRITE must still move its
- * bytes exactly. A failing case prints its seed and index.
+ * bytes exactly. A failing case or round prints its seed and index.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -58,6 +71,8 @@
 #define MR_LEN		(1u << 20)
 #define MSG_MAX		0x80000000u	/* the device's max_msg_sz */
 #define MAGIC		0xf022000000000000ull
+#define RMAGIC		0xf023000000000000ull	/* rounds' wr_ids */
+#define ROUND_MAX	128	/* WQEs per round, at most (the SQ's depth) */
 
 /* uverbs opcodes (ib_user_verbs.h) and send flags (ibv_post_send(3)). */
 enum {
@@ -386,13 +401,13 @@ static void judge(const struct fz *f, enum kind k, const struct pair *p,
 }
 
 static struct ibv_qp *qp_create(struct fz *f, enum kind k, struct ibv_cq *cq,
-				struct pair *p)
+				unsigned int depth, struct pair *p)
 {
 	struct ibv_qp_init_attr init = {
 		.send_cq = cq, .recv_cq = cq,
 		.qp_type = k == K_RC ? IBV_QPT_RC :
 			   k == K_UC ? IBV_QPT_UC : IBV_QPT_UD,
-		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
+		.cap = { .max_send_wr = depth, .max_recv_wr = depth,
 			 .max_send_sge = MAX_SGE, .max_recv_sge = MAX_SGE,
 			 .max_inline_data = MAX_INLINE },
 		.sq_sig_all = 1,
@@ -442,17 +457,19 @@ static int pair_up(const struct fz *f, enum kind k, struct pair *p)
 	}
 }
 
-static int pair_open(struct fz *f, enum kind k, struct pair *p)
+/* Two QPs of @depth WQEs each way, b to RTS and a to RTR. */
+static int pair_open(struct fz *f, enum kind k, struct pair *p,
+		     unsigned int depth)
 {
 	struct pair unused;
 
 	memset(p, 0, sizeof(*p));
-	p->acq = ibv_create_cq(f->dev.ctx, 4 * DEPTH, NULL, NULL, 0);
-	p->bcq = ibv_create_cq(f->dev.ctx, 4 * DEPTH, NULL, NULL, 0);
+	p->acq = ibv_create_cq(f->dev.ctx, 4 * depth, NULL, NULL, 0);
+	p->bcq = ibv_create_cq(f->dev.ctx, 4 * depth, NULL, NULL, 0);
 	if (!p->acq || !p->bcq)
 		return -1;
-	p->a = qp_create(f, k, p->acq, p);
-	p->b = qp_create(f, k, p->bcq, &unused);
+	p->a = qp_create(f, k, p->acq, depth, p);
+	p->b = qp_create(f, k, p->bcq, depth, &unused);
 	if (!p->a || !p->b)
 		return -1;
 	return pair_up(f, k, p);
@@ -485,21 +502,68 @@ static uint64_t rw_addr(const struct fz *f, uint32_t off)
 	return (uintptr_t)f->buf + RW_OFF + off;
 }
 
-/* DEPTH receives of 4 KiB each into the first 64 KiB of the RW MR. */
-static int post_recvs(const struct fz *f, struct pair *p, uint64_t wr_id)
+/* @n receives of 4 KiB each into the first 1/2 MiB of the RW MR. */
+static int post_recvs(const struct fz *f, struct pair *p, uint64_t wr_id,
+		      unsigned int n)
 {
 	struct ibv_recv_wr wr = { .num_sge = 1 }, *bad;
 	struct ibv_sge sge = { .length = 4096, .lkey = f->rw->lkey };
-	int i;
+	unsigned int i;
 
 	wr.sg_list = &sge;
-	for (i = 0; i < DEPTH; i++) {
+	for (i = 0; i < n; i++) {
 		wr.wr_id = wr_id + i;
-		sge.addr = rw_addr(f, i * 8192);
+		sge.addr = rw_addr(f, (i % 64) * 8192);
 		if (ibv_post_recv(p->b, &wr, &bad))
 			return -1;
 	}
 	return 0;
+}
+
+/* A well-formed WR for a, its SGEs in @sge (MAX_SGE of them). */
+static void base_wr(const struct fz *f, enum kind k, const struct pair *p,
+		    struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+	static const uint32_t ops[K_NR][7] = {
+		[K_RC] = { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM,
+			   OP_READ, OP_CAS, OP_FAA },
+		[K_UC] = { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM },
+		[K_UD] = { OP_SEND, OP_SEND_IMM },
+	};
+	static const uint32_t nops[K_NR] = { 7, 4, 2 };
+	uint32_t op = ops[k][rnd() % nops[k]], total = 0, i;
+	bool atomic = op == OP_CAS || op == OP_FAA;
+
+	wr->sg_list = sge;
+	wr->next = NULL;
+	wr->opcode = (enum ibv_wr_opcode)op;
+	wr->num_sge = atomic ? 1 : 1 + rnd() % (p->max_sge < MAX_SGE ?
+						  p->max_sge : MAX_SGE);
+	for (i = 0; i < (uint32_t)wr->num_sge; i++) {
+		sge[i].addr = rw_addr(f, 65536 + (rnd() % 4096) * 64);
+		sge[i].length = atomic ? 8 : 1 + rnd() % (k == K_UD ? 64 : 2048);
+		sge[i].lkey = f->rw->lkey;
+		total += sge[i].length;
+	}
+	wr->send_flags = IBV_SEND_SIGNALED;
+	if (!atomic && op != OP_READ && total <= p->max_inline && rnd() % 2)
+		wr->send_flags |= IBV_SEND_INLINE;
+	wr->imm_data = (uint32_t)rnd();
+	if (atomic) {
+		wr->wr.atomic.remote_addr = rw_addr(f, MR_LEN / 2 +
+						    (rnd() % 4096) * 8);
+		wr->wr.atomic.rkey = f->rw->rkey;
+		wr->wr.atomic.compare_add = rnd();
+		wr->wr.atomic.swap = rnd();
+	} else if (k == K_UD) {
+		wr->wr.ud.ah = f->ah;
+		wr->wr.ud.remote_qpn = p->b->qp_num;
+		wr->wr.ud.remote_qkey = UD_QKEY;
+	} else {
+		wr->wr.rdma.remote_addr = rw_addr(f, MR_LEN / 2 +
+						  rnd() % (MR_LEN / 4));
+		wr->wr.rdma.rkey = f->rw->rkey;
+	}
 }
 
 /*
@@ -509,46 +573,10 @@ static int post_recvs(const struct fz *f, struct pair *p, uint64_t wr_id)
 static void post_base(const struct fz *f, enum kind k, struct pair *p,
 		      uint64_t wr_id)
 {
-	static const uint32_t ops[K_NR][7] = {
-		[K_RC] = { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM,
-			   OP_READ, OP_CAS, OP_FAA },
-		[K_UC] = { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM },
-		[K_UD] = { OP_SEND, OP_SEND_IMM },
-	};
-	static const uint32_t nops[K_NR] = { 7, 4, 2 };
 	struct ibv_sge sge[MAX_SGE];
-	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = sge }, *bad;
-	uint32_t op = ops[k][rnd() % nops[k]], total = 0, i;
-	bool atomic = op == OP_CAS || op == OP_FAA;
+	struct ibv_send_wr wr = { .wr_id = wr_id }, *bad;
 
-	wr.opcode = (enum ibv_wr_opcode)op;
-	wr.num_sge = atomic ? 1 : 1 + rnd() % (p->max_sge < MAX_SGE ?
-						 p->max_sge : MAX_SGE);
-	for (i = 0; i < (uint32_t)wr.num_sge; i++) {
-		sge[i].addr = rw_addr(f, 65536 + (rnd() % 4096) * 64);
-		sge[i].length = atomic ? 8 : 1 + rnd() % (k == K_UD ? 64 : 2048);
-		sge[i].lkey = f->rw->lkey;
-		total += sge[i].length;
-	}
-	wr.send_flags = IBV_SEND_SIGNALED;
-	if (!atomic && op != OP_READ && total <= p->max_inline && rnd() % 2)
-		wr.send_flags |= IBV_SEND_INLINE;
-	wr.imm_data = (uint32_t)rnd();
-	if (atomic) {
-		wr.wr.atomic.remote_addr = rw_addr(f, MR_LEN / 2 +
-						   (rnd() % 4096) * 8);
-		wr.wr.atomic.rkey = f->rw->rkey;
-		wr.wr.atomic.compare_add = rnd();
-		wr.wr.atomic.swap = rnd();
-	} else if (k == K_UD) {
-		wr.wr.ud.ah = f->ah;
-		wr.wr.ud.remote_qpn = p->b->qp_num;
-		wr.wr.ud.remote_qkey = UD_QKEY;
-	} else {
-		wr.wr.rdma.remote_addr = rw_addr(f, MR_LEN / 2 +
-						 rnd() % (MR_LEN / 4));
-		wr.wr.rdma.rkey = f->rw->rkey;
-	}
+	base_wr(f, k, p, &wr, sge);
 	ibv_post_send(p->a, &wr, &bad);
 }
 
@@ -666,7 +694,8 @@ static bool guards_intact(struct fz *f, struct verdict *v)
 }
 
 struct tally {
-	unsigned int cases, bad;
+	unsigned int cases, bad;	/* cases (rounds) and broken ones */
+	unsigned int wqes, rewritten;	/* rounds: WQEs, and rewritten ones */
 	unsigned int status[IBV_WC_GENERAL_ERR + 2];
 };
 
@@ -687,7 +716,8 @@ static int one_case(struct fz *f, uint32_t it, struct tally *t)
 	rng_state = ((uint64_t)f->seed << 32) ^ it;
 	k = rnd() % K_NR;
 	t[k].cases++;
-	if (pair_open(f, k, &p) || post_recvs(f, &p, base | 0x80)) {
+	if (pair_open(f, k, &p, DEPTH) ||
+	    post_recvs(f, &p, base | 0x80, DEPTH)) {
 		note(&v, " setup failed: %s", strerror(errno));
 		failed = 1;
 		goto out;
@@ -764,6 +794,176 @@ out:
 	return failed ? -1 : 0;
 }
 
+/* ------------------------------------------------------------ rounds */
+
+/* The WQE of @wr_id in ring @q (elements of @esize bytes), or NULL. */
+static struct rxe_send_wqe *ring_wqe(struct rxe_queue_buf *q, size_t esize,
+				     uint64_t wr_id)
+{
+	uint32_t i;
+
+	for (i = 0; i <= q->index_mask; i++)
+		if (*(uint64_t *)(q->data + i * esize) == wr_id)
+			return (struct rxe_send_wqe *)(q->data + i * esize);
+	return NULL;
+}
+
+/* Both QPs of @p back to RESET, then up again with @n receives on b. */
+static int round_reset(struct fz *f, enum kind k, struct pair *p,
+		       uint64_t recv_id, unsigned int n)
+{
+	struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc[16];
+
+	if (ibv_modify_qp(p->a, &rst, IBV_QP_STATE) ||
+	    ibv_modify_qp(p->b, &rst, IBV_QP_STATE))
+		return -1;
+	while (ibv_poll_cq(p->acq, 16, wc) > 0)
+		;
+	while (ibv_poll_cq(p->bcq, 16, wc) > 0)
+		;
+	return pair_up(f, k, p) || post_recvs(f, p, recv_id, n);
+}
+
+/*
+ * @m well-formed WQEs on a, posted in RTR as one list, then every one
+ * after the first 0 to 7 rewritten (counted in @t); each one's verdict in
+ * @v. 0, or -1 with the reason in @v[0].
+ */
+static int round_fill(struct fz *f, enum kind k, struct pair *p,
+		      uint64_t base, unsigned int m, struct verdict *v,
+		      struct tally *t)
+{
+	static struct ibv_send_wr wr[ROUND_MAX];
+	static struct ibv_sge sge[ROUND_MAX][MAX_SGE];
+	struct ibv_send_wr *bad;
+	struct rxe_queue_buf *q;
+	struct rxe_send_wqe *w;
+	size_t esize = 0;
+	unsigned int j, lead = rnd() % 8;
+	uint32_t ah, n;
+
+	for (j = 0; j < m; j++) {
+		memset(&wr[j], 0, sizeof(wr[j]));
+		wr[j].wr_id = base + j;
+		base_wr(f, k, p, &wr[j], sge[j]);
+		wr[j].next = j + 1 < m ? &wr[j + 1] : NULL;
+	}
+	ibv_post_send(p->a, wr, &bad);
+	for (j = 0; j < m; j++) {
+		w = j ? ring_wqe(q, esize, base + j) :
+			vroce_sq_find(base, &esize, &q);
+		if (!w) {
+			note(&v[0], " WQE %u is in no mapped ring", j);
+			return -1;
+		}
+		ah = w->wr.wr.ud.ah_num;
+		note(&v[j], " WQE %u %s op %u:", j, kind_name[k],
+		     w->wr.opcode);
+		if (j >= lead) {
+			for (n = 1 + rnd() % 3; n > 0; n--)
+				mutate_send(f, k, w, esize, &v[j]);
+			t->rewritten++;
+		}
+		judge(f, k, p, w, ah, &v[j]);
+	}
+	return 0;
+}
+
+/*
+ * The completions of WQEs @base.. @base + @m - 1, in order: each as its
+ * verdict allows, and none successful after an error (the QP is in ERR
+ * then). 0, or -1 with the reason in @v.
+ */
+static int round_check(struct pair *p, uint64_t base, unsigned int m,
+		       struct verdict *v, struct tally *t)
+{
+	bool err = false;
+	struct ibv_wc wc;
+	unsigned int j;
+
+	for (j = 0; j < m; j++) {
+		if (vroce_poll_one(p->acq, &wc, HANG_S) != 1) {
+			note(&v[j], "; no completion within %d s", HANG_S);
+			return j;
+		}
+		if (wc.wr_id != base + j) {
+			note(&v[j], "; completion of wr_id %#llx in its place",
+			     (unsigned long long)wc.wr_id);
+			return j;
+		}
+		t->status[wc.status <= IBV_WC_GENERAL_ERR ? wc.status :
+			  IBV_WC_GENERAL_ERR + 1]++;
+		if (!err && v[j].rule_bad &&
+		    wc.status != IBV_WC_LOC_QP_OP_ERR) {
+			note(&v[j], "; completed %s, not local QP operation error",
+			     ibv_wc_status_str(wc.status));
+			return j;
+		}
+		if ((err || v[j].key_bad) && wc.status == IBV_WC_SUCCESS) {
+			note(&v[j], err ? "; completed successfully after an error" :
+			     "; completed successfully with a bad key or address");
+			return j;
+		}
+		err |= wc.status != IBV_WC_SUCCESS;
+	}
+	return -1;
+}
+
+/*
+ * One round on the pair @pp[k] (k drawn from the round's generator): up
+ * from RESET, @m WQEs, most of them rewritten, then RTS, when the kernel
+ * reads them all. Round @r draws from (seed, r) alone. 0 if
+ * everything held; -1 if not, and the pair is made anew.
+ */
+static int one_round(struct fz *f, struct pair *pp, uint32_t r,
+		     unsigned int m, struct tally *t)
+{
+	static struct verdict v[ROUND_MAX];
+	uint64_t base = RMAGIC | ((uint64_t)r << 16);
+	struct pair *p;
+	int bad = -1, ret;
+	enum kind k;
+
+	rng_state = ((uint64_t)f->seed << 32) ^ RMAGIC ^ r;
+	k = rnd() % K_NR;
+	p = &pp[k];
+	memset(v, 0, m * sizeof(*v));
+	t[k].cases++;
+	t[k].wqes += m;
+	if (round_reset(f, k, p, base | 0x8000, m)) {
+		note(&v[0], " %s: up from RESET failed: %s", kind_name[k],
+		     strerror(errno));
+		bad = 0;
+		goto out;
+	}
+	if (round_fill(f, k, p, base, m, v, &t[k])) {
+		bad = 0;
+		goto out;
+	}
+	if (rnd() % 4 == 0)
+		mutate_recv(f, base | 0x8000, &v[0]);
+	ret = k == K_RC ? vroce_rc_rts(p->a, &rc_timers) : vroce_sq_rts(p->a, 0);
+	if (ret) {
+		note(&v[0], "; RTR->RTS failed: %s", strerror(ret));
+		bad = 0;
+		goto out;
+	}
+	bad = round_check(p, base, m, v, &t[k]);
+out:
+	if (!guards_intact(f, &v[bad < 0 ? 0 : bad]) && bad < 0)
+		bad = 0;
+	if (bad < 0)
+		return 0;
+	t[k].bad++;
+	ksft_print_msg("round %u (--seed %u --round %u):%s%s\n", r, f->seed,
+		       r, bad ? v[0].what : "", v[bad].what);
+	if (pair_close(p) || pair_open(f, k, p, ROUND_MAX))
+		ksft_exit_fail_msg("cannot make the %s pair anew: %s\n",
+				   kind_name[k], strerror(errno));
+	return -1;
+}
+
 static int fz_open(struct fz *f)
 {
 	const char *name = getenv("VROCE_DEV");
@@ -824,7 +1024,7 @@ static bool clean_write(struct fz *f)
 
 	for (i = 0; i < 65536; i++)
 		f->buf[RW_OFF + i] = (uint8_t)(i * 13 + 1);
-	ok = !pair_open(f, K_RC, &p) && !vroce_rc_rts(p.a, &rc_timers) &&
+	ok = !pair_open(f, K_RC, &p, DEPTH) && !vroce_rc_rts(p.a, &rc_timers) &&
 	     !ibv_post_send(p.a, &wr, &bad) &&
 	     wait_for(p.acq, 7, &wc, HANG_S) && wc.status == IBV_WC_SUCCESS &&
 	     !memcmp(f->buf + RW_OFF, f->buf + RW_OFF + MR_LEN / 2, 65536);
@@ -833,9 +1033,56 @@ static bool clean_write(struct fz *f)
 
 static void print_usage(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [--seed N] [--iterations N] [--only I]\n",
+	fprintf(stderr,
+		"usage: %s [--seed N] [--iterations N] [--only I] [--wqes N] [--batch M] [--round R]\n",
 		argv0);
 	exit(KSFT_FAIL);
+}
+
+static void print_tally(const char *what, const struct tally *t, bool rounds)
+{
+	int i, s;
+
+	for (i = 0; i < K_NR; i++) {
+		if (rounds)
+			ksft_print_msg("%s: %u WQEs (%u rewritten) in %u rounds; completions:",
+				       kind_name[i], t[i].wqes, t[i].rewritten,
+				       t[i].cases);
+		else
+			ksft_print_msg("%s: %u cases; completions:",
+				       kind_name[i], t[i].cases);
+		for (s = 0; s <= IBV_WC_GENERAL_ERR + 1; s++)
+			if (t[i].status[s])
+				printf(" %s %u", s > IBV_WC_GENERAL_ERR ? "other" :
+				       ibv_wc_status_str(s), t[i].status[s]);
+		printf("\n");
+		ksft_test_result(!t[i].bad,
+				 "%s %s: %u of %u %s broke the contract\n",
+				 kind_name[i], what, t[i].bad, t[i].cases,
+				 rounds ? "rounds" : "cases");
+	}
+}
+
+/* Rounds @first..@last - 1 of @m WQEs each, on one pair of each kind. */
+static void run_rounds(struct fz *f, uint32_t first, uint32_t last,
+		       unsigned int m, struct tally *t)
+{
+	struct pair pp[K_NR];
+	uint32_t r;
+	int k;
+
+	for (k = 0; k < K_NR; k++)
+		if (pair_open(f, k, &pp[k], ROUND_MAX))
+			ksft_exit_fail_msg("cannot open the %s pair: %s\n",
+					   kind_name[k], strerror(errno));
+	ksft_print_msg("seed %u, rounds %u..%u of %u WQEs\n", f->seed, first,
+		       last - 1, m);
+	for (r = first; r < last; r++)
+		one_round(f, pp, r, m, t);
+	for (k = 0; k < K_NR; k++)
+		if (pair_close(&pp[k]))
+			ksft_exit_fail_msg("cannot close the %s pair: %s\n",
+					   kind_name[k], strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -844,13 +1091,16 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "only", required_argument, NULL, 'o' },
+		{ "wqes", required_argument, NULL, 'w' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "round", required_argument, NULL, 'r' },
 		{}
 	};
-	struct tally t[K_NR] = {};
+	struct tally t[K_NR] = {}, tr[K_NR] = {};
 	struct fz f = {};
-	long only = -1, iters = 300;
+	long only = -1, round = -1, iters = 300, wqes = 0, batch = ROUND_MAX;
 	uint32_t it, first, last;
-	int c, i, s;
+	int c;
 
 	f.seed = (uint32_t)(vroce_now_s() * 1e6) ^ (uint32_t)getpid();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -864,33 +1114,48 @@ int main(int argc, char **argv)
 		case 'o':
 			only = strtol(optarg, NULL, 0);
 			break;
+		case 'w':
+			wqes = strtol(optarg, NULL, 0);
+			break;
+		case 'b':
+			batch = strtol(optarg, NULL, 0);
+			break;
+		case 'r':
+			round = strtol(optarg, NULL, 0);
+			break;
 		default:
 			print_usage(argv[0]);
 		}
 	}
+	if (batch < 1 || batch > ROUND_MAX || wqes < 0 || iters < 0)
+		print_usage(argv[0]);
+	/* A replay runs the one case or round it names. */
+	if (only >= 0)
+		wqes = 0;
+	if (round >= 0)
+		iters = 0;
 	ksft_print_header();
 	if (!getenv("VROCE_DEV"))
 		ksft_exit_skip("VROCE_DEV not set (run ring_fuzz.sh)\n");
-	ksft_set_plan(K_NR + 1);
+	ksft_set_plan((iters || only >= 0 ? K_NR : 0) +
+		      (wqes || round >= 0 ? K_NR : 0) + 1);
 	if (fz_open(&f))
 		ksft_exit_fail_msg("cannot set up %s: %s\n",
 				   getenv("VROCE_DEV"), strerror(errno));
-	first = only >= 0 ? only : 0;
-	last = only >= 0 ? only + 1 : iters;
-	ksft_print_msg("seed %u, cases %u..%u\n", f.seed, first, last - 1);
-	for (it = first; it < last; it++)
-		one_case(&f, it, t);
-	for (i = 0; i < K_NR; i++) {
-		ksft_print_msg("%s: %u cases; completions:", kind_name[i],
-			       t[i].cases);
-		for (s = 0; s <= IBV_WC_GENERAL_ERR + 1; s++)
-			if (t[i].status[s])
-				printf(" %s %u", s > IBV_WC_GENERAL_ERR ? "other" :
-				       ibv_wc_status_str(s), t[i].status[s]);
-		printf("\n");
-		ksft_test_result(!t[i].bad,
-				 "%s send queue: %u of %u cases broke the contract\n",
-				 kind_name[i], t[i].bad, t[i].cases);
+	if (iters || only >= 0) {
+		first = only >= 0 ? only : 0;
+		last = only >= 0 ? only + 1 : iters;
+		ksft_print_msg("seed %u, cases %u..%u\n", f.seed, first,
+			       last - 1);
+		for (it = first; it < last; it++)
+			one_case(&f, it, t);
+		print_tally("send queue", t, false);
+	}
+	if (wqes || round >= 0) {
+		first = round >= 0 ? round : 0;
+		last = round >= 0 ? round + 1 : (wqes + batch - 1) / batch;
+		run_rounds(&f, first, last, batch, tr);
+		print_tally("rounds", tr, true);
 	}
 	ksft_test_result(clean_write(&f),
 			 "a clean 64 KiB WRITE moves its bytes exactly afterwards\n");
