@@ -11,8 +11,11 @@
 # congestion control on), ud.sh, rc.sh (every opcode, RoCE v1 and v2),
 # kill.sh (processes killed mid-transfer), teardown.sh (devices, netdevs,
 # namespaces and the module removed under RC traffic), lifecycle.sh and
-# netns_race.sh (device, netdev and namespace removal races). A cycle is counted once it
-# ends; the last one is not started after the deadline.
+# netns_race.sh (device, netdev and namespace removal races). No test
+# starts after the deadline, so the run ends within one test of it; a
+# cycle cut there is not counted, but what its tests did is. The fuzzers
+# carry the volume: 600000 frames and 600000 WQEs a cycle unless
+# FRAME_FUZZ_ITERATIONS or RING_FUZZ_WQES say otherwise.
 #
 # The last line is
 #   soak: frames=N wqes=N bytes_verified=N cycles=N splats=N leaks=N stuck=N failed=N
@@ -34,14 +37,23 @@ SOAK_TESTS=${SOAK_TESTS:-ring_fuzz.sh frame_fuzz.sh netem.sh ud.sh rc.sh kill.sh
 # In the guest: cycles until DEADLINE (epoch seconds); the tests' KTAP
 # goes to OUT/cycle-N.tap.
 guest() {
-	local deadline=$1 out=$2 n=0 t
+	local deadline=$1 out=$2 n=0 t cut
 
 	while (($(date +%s) < deadline)); do
+		cut=
 		for t in $SOAK_TESTS; do
-			"$TOP/tools/ksft.sh" run "$t"
+			if (($(date +%s) >= deadline)); then
+				cut=$t
+				break
+			fi
+			KSFT_TIMEOUT=3600 "$TOP/tools/ksft.sh" run "$t"
 		done >"$out/cycle-$n.tap" 2>&1
 		n=$((n + 1))
-		echo "soak: cycle $n done, $(((deadline - $(date +%s)) / 60)) min left"
+		if [ -z "$cut" ]; then
+			echo "soak: cycle $n done, $(((deadline - $(date +%s)) / 60)) min left"
+		else
+			echo "soak: cycle $n cut at the deadline, before $cut"
+		fi
 	done
 }
 
@@ -94,10 +106,12 @@ main() {
 		{ tail -20 "$out/build.log"; exit 1; }
 	"$TOP/tools/ksft.sh" build >"$out/ksft-build.log" 2>&1 ||
 		{ tail -20 "$out/ksft-build.log"; exit 1; }
+	export FRAME_FUZZ_ITERATIONS=${FRAME_FUZZ_ITERATIONS:-600000}
+	export RING_FUZZ_WQES=${RING_FUZZ_WQES:-600000}
 	mapfile -t knobs < <(env | grep -E '^((RING_FUZZ|FRAME_FUZZ|NETEM|KILL|TEARDOWN|LIFECYCLE|NETNS_RACE|UD|RC)_[A-Z_]*|VROCE_TIMES)=')
 	deadline=$(($(date +%s) + minutes * 60))
 	echo "soak: $minutes min on the debug kernel: $SOAK_TESTS"
-	# One cycle may start just before the deadline: an hour of margin.
+	# The last test may start just before the deadline: an hour of margin.
 	"$TOP/tools/testing/vm/run.sh" -k debug -t $((minutes * 60 + 3600)) \
 		-o "$out" -- env "${knobs[@]}" VROCE_KO="$TOP/build/debug/vroce.ko" \
 		SOAK_TESTS="$SOAK_TESTS" VROCE_VERBOSE=1 "$TOP/tools/soak.sh" guest "$deadline" \

@@ -38,12 +38,15 @@ setup() {
 
 iters=100000
 case "$(uname -r)" in 6.1.*) iters=50000 ;; esac
-args=(--iterations "${FRAME_FUZZ_ITERATIONS:-$iters}")
+iters=${FRAME_FUZZ_ITERATIONS:-$iters}
+# A hang guard: 30 minutes, or 50 frames a second for a longer run.
+tmo=$((iters / 50 > 1800 ? iters / 50 : 1800))
+args=(--iterations "$iters")
 [ -n "${FRAME_FUZZ_SEED:-}" ] && args+=(--seed "$FRAME_FUZZ_SEED")
 [ -n "${FRAME_FUZZ_FIRST:-}" ] && args+=(--first "$FRAME_FUZZ_FIRST")
 [ -n "${FRAME_FUZZ_BATCH:-}" ] && args+=(--batch "$FRAME_FUZZ_BATCH")
 
 vroce_setup_or_exit "cannot set up two namespaces with a vroce device each" \
 	setup
-VROCE_DEV=nva VROCE_PEER_DEV=nvb timeout 1800 "$VROCE_BIN/frame_fuzz" \
+VROCE_DEV=nva VROCE_PEER_DEV=nvb timeout "$tmo" "$VROCE_BIN/frame_fuzz" \
 	--netns "$NSB" --smac "$MACB" --dmac "$MACA" "${args[@]}"
