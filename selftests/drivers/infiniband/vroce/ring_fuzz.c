@@ -873,7 +873,8 @@ static int round_fill(struct fz *f, enum kind k, struct pair *p,
 /*
  * The completions of WQEs @base.. @base + @m - 1, in order: each as its
  * verdict allows, and none successful after an error (the QP is in ERR
- * then). 0, or -1 with the reason in @v.
+ * then). -1 if all held, else the index of the first WQE that did not
+ * (the reason in its @v).
  */
 static int round_check(struct pair *p, uint64_t base, unsigned int m,
 		       struct verdict *v, struct tally *t)
