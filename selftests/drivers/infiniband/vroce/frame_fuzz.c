@@ -1300,9 +1300,8 @@ static void counters_read(long long *c)
 
 	for (i = 0; i < C_NR; i++) {
 		if (fd[i] < 0) {
-			snprintf(path, sizeof(path),
-				 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-				 a.name, out_counter[i + 1]);
+			vroce_hw_counter_path(path, sizeof(path), a.name,
+					      out_counter[i + 1]);
 			fd[i] = open(path, O_RDONLY | O_CLOEXEC);
 		}
 		n = fd[i] < 0 ? -1 : pread(fd[i], buf, sizeof(buf) - 1, 0);

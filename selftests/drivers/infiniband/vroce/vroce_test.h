@@ -28,6 +28,14 @@ static inline double vroce_now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The sysfs file of port 1's counter @name of device @dev, in @path. */
+static inline void vroce_hw_counter_path(char *path, size_t len,
+					 const char *dev, const char *name)
+{
+	snprintf(path, len, "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 dev, name);
+}
+
 /* A hw counter of @dev's port 1; -1 if it has none of that name. */
 static inline long long vroce_hw_counter(const char *dev, const char *name)
 {
@@ -35,8 +43,7 @@ static inline long long vroce_hw_counter(const char *dev, const char *name)
 	long long v = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	vroce_hw_counter_path(path, sizeof(path), dev, name);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
