@@ -12,8 +12,8 @@
 #                                     7.2 and 7.2-rt (in the sid root)
 #   5. tools/ksft.sh build            the kselftests, built on the host
 #   6. one VM boot per kernel         tools/testing/vm/run.sh runs
-#                                     'tools/ksft.sh run' with VROCE_KO set,
-#                                     in two lanes of VMs that run side by
+#      (two for the debug kernel,     'tools/ksft.sh run' with VROCE_KO set,
+#      each with part of the tests)   in two lanes of VMs that run side by
 #                                     side (VM_JOBS=1: all in turn), the
 #                                     debug kernel's (the longest) first.
 #                                     Only the debug kernel's module is built
@@ -33,7 +33,8 @@
 #
 # What each kernel runs:
 #   6.12                  every test, full matrices
-#   debug                 every test, leaner matrices (lib.sh)
+#   debug                 every test, in two VMs (DEBUG2_TESTS: the
+#                         second's), every data-path case (lib.sh)
 #   kcsan                 KCSAN_TESTS
 #   7.2                   SLICE_TESTS and pyverbs.sh (rdma-core 65's
 #                         pyverbs suite, rdma_rxe then vroce), leaner
@@ -67,13 +68,17 @@
 #                                         run traffic from several contexts)
 #   SLICE_TESTS="rc.sh"                   the slice 6.1, 7.2-rt and 7.2 run,
 #                                         unless TESTS is set
+#   DEBUG2_TESTS="rc.sh"                  the debug kernel's tests its second
+#                                         VM (debug.2) runs, unless TESTS is
+#                                         set (then one VM runs them)
 #   VM_JOBS=1                             one VM at a time (default 2)
 #   VM_TIMEOUT=2400  VM_MEM=...  VM_CPUS=...   passed to run.sh (the
 #                                         debug kernel's default timeout
 #                                         is 3600 s: KASAN and lockdep)
 #
-# Logs: build/check/<kernel>/: build.log (module build), run.log (what
-# run.sh printed), console.log, dmesg.txt, ksft.tap (the suite's KTAP);
+# Logs: build/check/<kernel>/ (debug.2/ for the second debug VM): build.log
+# (module build), run.log (what run.sh printed), console.log, dmesg.txt,
+# ksft.tap (the suite's KTAP);
 # build/check/pair/: run.log (both consoles), vm1/ and vm2/ as above;
 # build/check/ksft-build.log, build/lint/.
 set -uo pipefail
@@ -142,13 +147,52 @@ KCSAN_TESTS=${KCSAN_TESTS:-user_qp.sh ring_fuzz.sh lifecycle.sh inject.sh stall.
 # 6.12 and the debug kernel.
 SLICE_TESTS=${SLICE_TESTS:-module.sh link.sh netns.sh rdma_core.sh verbs.sh mr.sh queues.sh user_qp.sh qkey.sh rtnl.sh kill.sh rc.sh ud.sh nvme.sh}
 
-# tests_for KERNEL: the tests its VM runs ("" = every test).
+# The debug kernel's tests run in two VMs, "debug" and "debug.2" (these),
+# one in each lane: alone they would outlast the other lane by far. With
+# TESTS set, one VM runs them.
+DEBUG2_TESTS=${DEBUG2_TESTS:-frame_fuzz.sh inject.sh stall.sh kill.sh teardown.sh rc.sh netem.sh ud.sh cc.sh nvme.sh scale.sh}
+
+# units KERNEL...: the VM runs for those kernels: each kernel's, and the
+# debug kernel's second (debug.2) unless TESTS is set.
+units() {
+	local k
+
+	for k in "$@"; do
+		echo "$k"
+		[ "$k" != debug ] || [ -n "${TESTS:-}" ] || echo debug.2
+	done
+}
+
+# unit_kernel UNIT: the kernel a VM run boots (and whose module it loads).
+unit_kernel() {
+	case $1 in
+	debug.2) echo debug ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# all_but TEST...: the installed tests but those.
+all_but() {
+	local t
+
+	while IFS= read -r t; do
+		t=${t#*:}
+		[[ " $* " = *" $t "* ]] || echo -n "$t "
+	done < <("$TOP/tools/ksft.sh" list)
+}
+
+# tests_for UNIT: the tests its VM runs ("" = every test).
 tests_for() {
 	if [ -n "${TESTS:-}" ]; then
 		echo "$TESTS"
 		return
 	fi
 	case $1 in
+	debug)
+		# shellcheck disable=SC2086 # a list of names
+		all_but $DEBUG2_TESTS
+		;;
+	debug.2) echo "$DEBUG2_TESTS" ;;
 	kcsan) echo "$KCSAN_TESTS" ;;
 	6.1.*) echo "$SLICE_TESTS" ;;
 	*-rt-*)
@@ -170,16 +214,17 @@ tests_for() {
 	esac
 }
 
-# An estimate of each kernel's VM time on 2 cores, in seconds, to balance
+# An estimate of each VM run's time on 2 cores, in seconds, to balance
 # the two lanes (run_vms).
 vm_weight() {
 	case $1 in
-	debug) echo 1950 ;;
-	kcsan) echo 300 ;;
-	6.12.*) echo 1120 ;;
-	6.1.*) echo 190 ;;
-	*-rt-*) echo 320 ;;
-	*) echo 480 ;;
+	debug) echo 1260 ;;
+	debug.2) echo 1415 ;;
+	kcsan) echo 290 ;;
+	6.12.*) echo 1035 ;;
+	6.1.*) echo 290 ;;
+	*-rt-*) echo 490 ;;
+	*) echo 745 ;;
 	esac
 }
 
@@ -251,20 +296,20 @@ build_once() {
 	timed "build $1" build_module "$1"
 }
 
-# lane KERNEL...: for each, its module, then its VM (boot_vm); one after
-# the other. The next kernel's module builds while a VM runs.
+# lane UNIT...: for each, its kernel's module, then its VM (boot_vm); one
+# after the other. The next unit's module builds while a VM runs.
 lane() {
 	local ks=("$@") i pid=
 
-	build_once "${ks[0]}"
+	build_once "$(unit_kernel "${ks[0]}")"
 	for ((i = 0; i < ${#ks[@]}; i++)); do
 		[ -z "$pid" ] || wait "$pid"
 		pid=
 		if [ $((i + 1)) -lt ${#ks[@]} ]; then
-			build_once "${ks[i + 1]}" &
+			build_once "$(unit_kernel "${ks[i + 1]}")" &
 			pid=$!
 		fi
-		[ ! -e "$OUT/${ks[i]}/.built" ] || boot_vm "${ks[i]}"
+		[ ! -e "$OUT/$(unit_kernel "${ks[i]}")/.built" ] || boot_vm "${ks[i]}"
 	done
 }
 
@@ -387,17 +432,19 @@ tally() {
 	TALLY="$p passed, $f failed, $s skipped"
 }
 
-# boot_once KERNEL: one VM runs the suite; its exit status goes to
-# build/check/KERNEL/.rc.
+# boot_once UNIT: one VM runs the unit's tests; its exit status goes to
+# build/check/UNIT/.rc.
 boot_once() {
 	local k=$1 dir=$OUT/$1 start=$SECONDS tmo=${VM_TIMEOUT:-2400}
-	local ko=$TOP/build/$1/vroce.ko
-	local args tests=${TESTS:-}
+	local kernel ko args tests=${TESTS:-}
 
+	kernel=$(unit_kernel "$k")
+	ko=$TOP/build/$kernel/vroce.ko
 	# A 6.12 VM took up to 1460 s and the debug VM up to 2220 s on a
 	# busy 2-core host; the limits leave room above both.
-	[ "$k" = debug ] && tmo=${VM_TIMEOUT:-3600}
-	args=(-k "$k" -t "$tmo" -o "$dir")
+	[ "$kernel" = debug ] && tmo=${VM_TIMEOUT:-3600}
+	mkdir -p "$dir"
+	args=(-k "$kernel" -t "$tmo" -o "$dir")
 	tests=$(tests_for "$k")
 	is_sid "$k" && args+=(-u "$SID_DIR")
 
@@ -458,23 +505,24 @@ finish_vm() {
 	log "$k: $TALLY"
 }
 
-# run_vms KERNEL...: lane (build, boot_vm) for each, then finish_vm for
-# each that was built, in order.
+# run_vms KERNEL...: lane (build, boot_vm) for each VM run (units), then
+# finish_vm for each whose kernel was built, in order.
 # With VM_JOBS=2 (the default) two VMs run at once, in two lanes balanced
-# by vm_weight (the heaviest, the debug kernel, always in the first); each
+# by vm_weight (the heaviest, a debug kernel's, always in the first); each
 # lane's VMs take turns, the heaviest first. On 2 cores this is faster than
 # running the VMs one after the other, and building the next module while a
 # VM runs is faster than building them all first.
 run_vms() {
 	local jobs=${VM_JOBS:-2} k i w n mask best=-1 max sa sb pids=() a=() b=()
-	local ks=() ws=()
+	local ks=() ws=() all=()
 
 	[ $# -gt 0 ] || return 0
+	mapfile -t all < <(units "$@")
 	# The heaviest first: a lane runs its VMs in that order.
 	while read -r w k; do
 		ks+=("$k")
 		ws+=("$w")
-	done < <(for k in "$@"; do echo "$(vm_weight "$k") $k"; done | sort -s -k1,1nr)
+	done < <(for k in "${all[@]}"; do echo "$(vm_weight "$k") $k"; done | sort -s -k1,1nr)
 	n=${#ks[@]}
 	# The split whose longer lane is the shortest (a few kernels: try all).
 	for ((mask = 0; mask < (1 << n); mask += 2)); do
@@ -503,8 +551,8 @@ run_vms() {
 		pids+=($!)
 		wait "${pids[@]}"
 	fi
-	for k in "$@"; do
-		[ -e "$OUT/$k/.built" ] && finish_vm "$k"
+	for k in "${all[@]}"; do
+		[ -e "$OUT/$(unit_kernel "$k")/.built" ] && finish_vm "$k"
 	done
 }
 

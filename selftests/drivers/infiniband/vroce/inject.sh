@@ -46,8 +46,9 @@
 # no message open) at a spare RC QP is what IBTA calls an invalid request:
 # NAKed (syndrome 0x61, captured) and the QP goes to ERR.
 #
-# A lean kernel (debug, 6.1) runs the RoCE v2 IPv4 framing only (INJECT_FULL=1 runs
-# all three).
+# A lean kernel but the KASAN debug kernel (6.1, 7.2, KCSAN:
+# vroce_lean_data_path) runs the RoCE v2 IPv4 framing only (INJECT_FULL=1
+# runs all three).
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -57,7 +58,7 @@ ROCE_PY="$VROCE_LIB_DIR/roce.py"
 KINDS=(v4 v6 v1)
 
 RUN_KINDS=${KINDS[*]}
-if vroce_lean_kernel && [ -z "${INJECT_FULL:-}" ]; then
+if vroce_lean_data_path && [ -z "${INJECT_FULL:-}" ]; then
 	RUN_KINDS=v4
 fi
 
