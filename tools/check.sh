@@ -150,7 +150,7 @@ SLICE_TESTS=${SLICE_TESTS:-module.sh link.sh netns.sh rdma_core.sh verbs.sh mr.s
 # The debug kernel's tests run in two VMs, "debug" and "debug.2" (these),
 # one in each lane: alone they would outlast the other lane by far. With
 # TESTS set, one VM runs them.
-DEBUG2_TESTS=${DEBUG2_TESTS:-frame_fuzz.sh inject.sh stall.sh kill.sh teardown.sh rc.sh netem.sh ud.sh cc.sh nvme.sh scale.sh}
+DEBUG2_TESTS=${DEBUG2_TESTS:-frame_fuzz.sh inject.sh kill.sh rc.sh netem.sh ud.sh cc.sh nvme.sh scale.sh}
 
 # units KERNEL...: the VM runs for those kernels: each kernel's, and the
 # debug kernel's second (debug.2) unless TESTS is set.
@@ -218,13 +218,13 @@ tests_for() {
 # the two lanes (run_vms).
 vm_weight() {
 	case $1 in
-	debug) echo 1260 ;;
-	debug.2) echo 1415 ;;
-	kcsan) echo 290 ;;
-	6.12.*) echo 1035 ;;
-	6.1.*) echo 290 ;;
-	*-rt-*) echo 490 ;;
-	*) echo 745 ;;
+	debug) echo 1265 ;;
+	debug.2) echo 1500 ;;
+	kcsan) echo 280 ;;
+	6.12.*) echo 1000 ;;
+	6.1.*) echo 220 ;;
+	*-rt-*) echo 470 ;;
+	*) echo 715 ;;
 	esac
 }
 
