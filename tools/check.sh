@@ -34,7 +34,7 @@
 # What each kernel runs:
 #   6.12                  every test, full matrices
 #   debug                 every test, in two VMs (DEBUG2_TESTS: the
-#                         second's), every data-path case (lib.sh)
+#                         second's), leaner matrices (lib.sh)
 #   kcsan                 KCSAN_TESTS
 #   7.2                   SLICE_TESTS and pyverbs.sh (rdma-core 65's
 #                         pyverbs suite, rdma_rxe then vroce), leaner
@@ -219,9 +219,9 @@ tests_for() {
 vm_weight() {
 	case $1 in
 	debug) echo 1265 ;;
-	debug.2) echo 1500 ;;
+	debug.2) echo 1095 ;;
 	kcsan) echo 280 ;;
-	6.12.*) echo 1000 ;;
+	6.12.*) echo 1050 ;;
 	6.1.*) echo 220 ;;
 	*-rt-*) echo 470 ;;
 	*) echo 715 ;;

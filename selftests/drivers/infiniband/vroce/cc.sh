@@ -421,13 +421,13 @@ vlan_pcp() {
 	[ "$all" -gt 0 ] && [ "$ok" = "$all" ]
 }
 
-# On a lean kernel but the KASAN debug kernel (vroce_lean_data_path: 6.1,
-# 7.2, KCSAN), unless CC_FULL=1, only the congestion run and the checks on
-# it are made (the rest is the same code on every kernel, checked on 6.12
-# and under KASAN). On the debug kernels roce.py alone decodes the CNPs:
-# tshark starts slowly there.
+# On a lean kernel (vroce_lean_kernel: the debug kernel, KASAN, lockdep,
+# kmemleak, several times slower; and 6.1), unless CC_FULL=1, only the
+# congestion run and the checks on it are made (the rest is the same code
+# on every kernel, checked on 6.12), and roce.py alone decodes the CNPs:
+# tshark starts slowly on the debug kernel.
 SLOW=
-vroce_lean_data_path && [ -z "${CC_FULL:-}" ] && SLOW=1
+vroce_lean_kernel && [ -z "${CC_FULL:-}" ] && SLOW=1
 # Bound of each wait of the congestion run, seconds (a hang guard).
 POLL=60
 vroce_debug_kernel && POLL=180

@@ -47,11 +47,10 @@ vroce_lean_kernel() {
 	return 0
 }
 
-# The KASAN debug kernel (lockdep, kmemleak too), where memory-safety bugs
-# show, runs the data-path cases: with smaller sizes or fewer iterations
-# where it is slow rather than skipped. vroce_lean_data_path: a lean
-# kernel that is not that one (6.1, 7.2, KCSAN), where a script may run
-# fewer data-path cases.
+# vroce_kasan_kernel: the debug kernel with KASAN (lockdep, kmemleak too),
+# where memory-safety bugs show. vroce_lean_data_path: a lean kernel that
+# is not that one (6.1, 7.2, KCSAN), where a script whose data-path cases
+# all run under KASAN may run fewer of them.
 vroce_kasan_kernel() {
 	[ -e /sys/kernel/debug/kmemleak ]
 }

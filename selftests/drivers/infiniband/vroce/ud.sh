@@ -18,8 +18,8 @@
 # perftest results are checked for a zero exit status and a result row,
 # never for speed. Every program runs under timeout(1).
 #
-# By default a lean matrix (see xport_cases), the same on the debug
-# kernels; 6.1 runs its "lean" cases only. UD_FULL=1 runs everything.
+# By default a lean matrix (see xport_cases); a debug kernel runs RoCE v2
+# IPv4 only (UD_FULL=1 runs everything).
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -39,7 +39,10 @@ PORT=19500
 # shellcheck disable=SC2034 # run_pair's
 SRV_PID=
 
-LEAN=
+SLOW='' LEAN=''
+if [ -e /sys/kernel/debug/kmemleak ] && [ -z "${UD_FULL:-}" ]; then
+	SLOW=1 LEAN=1
+fi
 case "$(uname -r)" in 6.1.*) LEAN=1 ;; esac
 
 cleanup() {
@@ -239,9 +242,9 @@ skip_ud_test() {
 }
 
 # The datagram and UC programs and rdma_cm's, as "WHERE|DESC|COMMAND...":
-# by default a case runs for the GID kinds in WHERE; a lean run (6.1,
-# where only ib_core differs) runs only the cases whose WHERE has "lean".
-# UD_FULL=1 runs every case everywhere.
+# by default a case runs for the GID kinds in WHERE; a lean run (the debug
+# kernel, RoCE v2 IPv4 only, and 6.1, where only ib_core differs) runs only
+# the cases whose WHERE has "lean". UD_FULL=1 runs every case everywhere.
 # make check has little time to spare.
 xport_cases() {
 	echo "v2-4 v2-6 v1 lean|ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
@@ -270,6 +273,7 @@ CM_KINDS=("v2-4|RoCE v2" "v2-6|RoCE v2" "v1|IB/RoCE v1")
 UD_KINDS=${UD_KINDS:-${KINDS[*]}}
 mapfile -t XCASES < <(xport_cases)
 mapfile -t CMCASES < <(cm_cases)
+SLOW_WHY="skipped on a slow (debug) kernel, UD_FULL=1 runs it"
 
 # run_case PREFIX KIND CASE: run CASE (WHERE|DESC|COMMAND) or skip it.
 run_case() {
@@ -312,6 +316,10 @@ kind_ok() {
 	*" $1 "*) ;;
 	*) k_why="not in UD_KINDS" && return 1 ;;
 	esac
+	if [ -n "$SLOW" ] && [ -z "${UD_FULL:-}" ] && [ "$1" != v2-4 ]; then
+		k_why=$SLOW_WHY
+		return 1
+	fi
 	use_gids "$1" || { k_why="no $1 GID" && return 1; }
 }
 
