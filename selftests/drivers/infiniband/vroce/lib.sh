@@ -38,7 +38,7 @@ vroce_skip_all() {
 # the others only ib_core and the kernel APIs differ. Two VMs share make
 # check's two cores.
 vroce_debug_kernel() {
-	[ -e /sys/kernel/debug/kmemleak ] || [ -e /sys/kernel/debug/kcsan ]
+	vroce_kasan_kernel || [ -e /sys/kernel/debug/kcsan ]
 }
 
 vroce_lean_kernel() {

@@ -83,7 +83,7 @@ BDEV=
 
 # Pattern size in MiB: a debug kernel (KASAN, kmemleak) moves less.
 MIB=16
-[ ! -e /sys/kernel/debug/kmemleak ] || MIB=2
+! vroce_kasan_kernel || MIB=2
 MIB=${NVME_MIB:-$MIB}
 # The IPv6 run moves a quarter of it.
 MIB6=$(((MIB + 3) / 4))
@@ -94,7 +94,7 @@ MIB6=$(((MIB + 3) / 4))
 # lockdep_unregister_key(), whose cost grows with the lock classes the
 # earlier tests registered.
 DISC_S=5
-[ ! -e /sys/kernel/debug/kmemleak ] || DISC_S=180
+! vroce_kasan_kernel || DISC_S=180
 IO_BASE_H=0
 IO_BASE_T=0
 IO_PIDS=()

@@ -629,7 +629,7 @@ TEST_F(q, bad_wqe_fails_qp)
 	ASSERT_EQ(0, drive(self, qp, IBV_QPT_UC, IBV_QPS_RTS));
 	ASSERT_EQ(0, post_send(qp, 77, IBV_WR_RDMA_READ));
 	ASSERT_EQ(1, vroce_poll_one(self->scq, wc, 10));
-	EXPECT_EQ(0, ibv_poll_cq(self->scq, 8, wc + 1));
+	EXPECT_EQ(0, ibv_poll_cq(self->scq, 7, wc + 1));
 	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc[0].status);
 	EXPECT_EQ(77, wc[0].wr_id);
 	EXPECT_EQ(qp->qp_num, wc[0].qp_num);

@@ -23,7 +23,7 @@ iters=400
 wqes=110000
 vroce_lean_kernel && iters=100 wqes=20000
 # The kernel with KASAN, lockdep and kmemleak runs the full volume.
-[ -e /sys/kernel/debug/kmemleak ] && wqes=110000
+vroce_kasan_kernel && wqes=110000
 args=(--iterations "${RING_FUZZ_ITERATIONS:-$iters}"
 	--wqes "${RING_FUZZ_WQES:-$wqes}")
 [ -n "${RING_FUZZ_SEED:-}" ] && args+=(--seed "$RING_FUZZ_SEED")

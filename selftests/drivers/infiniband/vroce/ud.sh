@@ -40,7 +40,7 @@ PORT=19500
 SRV_PID=
 
 SLOW='' LEAN=''
-if [ -e /sys/kernel/debug/kmemleak ] && [ -z "${UD_FULL:-}" ]; then
+if vroce_kasan_kernel && [ -z "${UD_FULL:-}" ]; then
 	SLOW=1 LEAN=1
 fi
 case "$(uname -r)" in 6.1.*) LEAN=1 ;; esac
