@@ -130,7 +130,19 @@ timed() {
 	"$@"
 	rc=$?
 	log "$name: $((SECONDS - start)) s"
+	[ -z "$TIMES" ] || echo "$name $((SECONDS - start)) s" >>"$TIMES"
 	return $rc
+}
+
+# show_times: what took how long, in one block at the end of the output
+# (which may be all of it a reader gets): each timed step, and each VM run
+# with its start and end in seconds since the check began.
+TIMES=
+show_times() {
+	[ -s "$TIMES" ] || return 0
+	echo
+	echo "Times:"
+	sed 's/^/  /' "$TIMES"
 }
 
 # The data race detector's kernel runs the tests whose traffic runs in
@@ -461,6 +473,7 @@ boot_once() {
 		done
 	echo "${PIPESTATUS[0]}" >"$dir/.rc"
 	log "$k: VM run: $((SECONDS - start)) s, exit $(cat "$dir/.rc")"
+	echo "VM $k $((SECONDS - start)) s (from $((start - T0)) to $((SECONDS - T0)) s)" >>"$TIMES"
 }
 
 # boot_vm KERNEL: boot_once, and once more if the guest died before the
@@ -545,6 +558,7 @@ run_vms() {
 		lane "${ks[@]}"
 	else
 		log "lanes: ${a[*]} | ${b[*]} (estimate: ~$best s)"
+		echo "lanes: ${a[*]} | ${b[*]} (estimate: ~$best s)" >>"$TIMES"
 		lane "${a[@]}" &
 		pids+=($!)
 		lane "${b[@]}" &
@@ -641,6 +655,8 @@ main() {
 
 	mkdir -p "$OUT"
 	GATES=$OUT/.gates
+	TIMES=$OUT/.times
+	: >"$TIMES"
 	# Two checks in one tree would overwrite each other's build/ksft and
 	# build/check: take turns.
 	exec 8>"$OUT/.lock"
@@ -698,6 +714,7 @@ main() {
 	fi
 
 	count_gates
+	show_times
 	if [ ${#FAILURES[@]} -gt 0 ]; then
 		echo
 		echo "Failures:"

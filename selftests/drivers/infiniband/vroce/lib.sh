@@ -551,8 +551,10 @@ bg_wait() {
 # both under timeout TMO, both must exit 0. The server runs under the
 # command prefix EXEC_B (an array, e.g. ip netns exec NS; SRV_PID while it
 # runs), the client under EXEC_A once "LISTENING PORT EXEC_B..." says the
-# server listens (tcp_listening, cm_listening). The client's output is in
-# $VROCE_LOG.cli, the server's in $VROCE_LOG.srv; both are shown on failure.
+# server listens (tcp_listening, cm_listening), which it must within 60 s
+# (a program's start on a sanitizer kernel in a busy host is slow). The
+# client's output is in $VROCE_LOG.cli, the server's in $VROCE_LOG.srv; both
+# are shown on failure.
 run_pair() {
 	local ready=$1 port=$2 srv=() crc src
 
@@ -564,7 +566,7 @@ run_pair() {
 	shift
 	"${EXEC_B[@]}" timeout "$TMO" "${srv[@]}" >"$VROCE_LOG.srv" 2>&1 &
 	SRV_PID=$!
-	if ! wait_for 20 "$ready" "$port" "${EXEC_B[@]}"; then
+	if ! wait_for 60 "$ready" "$port" "${EXEC_B[@]}"; then
 		bg_stop SRV_PID
 		echo "server did not listen on port $port:"
 		cat "$VROCE_LOG.srv"
