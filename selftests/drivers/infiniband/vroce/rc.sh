@@ -170,6 +170,9 @@ perf() {
 
 # The rc_test cases, re-emitted as ours with a prefix.
 RC_TEST_CASES=$(env -u VROCE_DEV "$VROCE_BIN/rc_test" 2>/dev/null | sed -n 's/^1\.\.//p')
+# Their names, in order ("ok N NAME # SKIP ..." without a device).
+mapfile -t RC_TEST_NAMES < <(env -u VROCE_DEV "$VROCE_BIN/rc_test" 2>/dev/null |
+			     sed -n 's/^ok [0-9]* \([^ ]*\) # SKIP.*/\1/p')
 # Its transfers (every opcode, size and SGE layout): the RoCE v1 run.
 RC_V1_ARGS=(-f xfer)
 RC_V1_CASES=$(env -u VROCE_DEV "$VROCE_BIN/rc_test" "${RC_V1_ARGS[@]}" 2>/dev/null |
@@ -208,11 +211,13 @@ rc_test_run() {
 	fi
 }
 
-# A debug kernel (kmemleak, KASAN) is several times slower, and the ACK
-# timeouts there make go-back-N retransmit a lot: less of everything there
-# (SLOW): rc_test in loop/IPv4, where loopback frames carry the sender's
-# pages (KASAN watches their references), and the programs in veth/IPv4,
-# over the wire path. On 6.1 (LEAN), where only ib_core differs, rc_test
+# A debug kernel (KASAN, lockdep, kmemleak; or KCSAN) is several times
+# slower, and the ACK timeouts there make go-back-N retransmit a lot
+# (SLOW): there each rc_test case (quick sizes) and each program runs once,
+# in one of the configurations, which take turns by the case's index
+# (rotate): every case and every configuration runs, and the whole costs
+# what one configuration would. RoCE v1's turn takes only rc_test's
+# transfers (xfer). On 6.1 (LEAN), where only ib_core differs, rc_test
 # runs whole in veth/IPv4 and loop/IPv6 and the programs run in veth/IPv4
 # only. RC_FULL=1 runs everything everywhere.
 SLOW=
@@ -275,12 +280,50 @@ mapfile -t CASES4 < <(cases 4)
 mapfile -t CASES6 < <(cases 6)
 N_CASES=$(((${#CASES4[@]} + ${#CASES6[@]}) * ${#TOPOS[@]}))
 
+# The configurations in order ("TOPOLOGY ipvN", then "loop roce-v1"), and
+# on a slow kernel each rc_test case's turn (TURN[i], an index in CONFIGS):
+# the i-th case runs in configuration i mod 5, or i mod 4 if that is RoCE
+# v1's and the case is not a transfer.
+CONFIGS=("veth ipv4" "veth ipv6" "loop ipv4" "loop ipv6" "loop roce-v1")
+TURN=()
+for ((i = 0; i < ${#RC_TEST_NAMES[@]}; i++)); do
+	t=$((i % 5))
+	[ "$t" != 4 ] || [[ ${RC_TEST_NAMES[i]} = xfer.* ]] || t=$((i % 4))
+	TURN+=("$t")
+done
+
 ktap_print_header
-if [ -z "$RC_TEST_CASES" ] || [ -z "$RC_V1_CASES" ]; then
+if [ -z "$RC_TEST_CASES" ] || [ -z "$RC_V1_CASES" ] ||
+   [ "${#RC_TEST_NAMES[@]}" != "$RC_TEST_CASES" ]; then
 	ktap_exit_fail_msg "cannot list rc_test's cases"
 fi
-ktap_set_plan $((RC_TEST_CASES * ${#TOPOS[@]} * ${#FAMILIES[@]} + N_CASES +
-		RC_V1_CASES))
+if [ -n "$SLOW" ]; then
+	# Every rc_test case and every program once (the lists of both
+	# families are the same there).
+	ktap_set_plan $((RC_TEST_CASES + ${#CASES4[@]}))
+else
+	ktap_set_plan $((RC_TEST_CASES * ${#TOPOS[@]} * ${#FAMILIES[@]} +
+			N_CASES + RC_V1_CASES))
+fi
+
+# turn_args CONFIG: rc_test's arguments that select the cases whose turn
+# CONFIG (an index in CONFIGS) is.
+turn_args() {
+	local i
+
+	for ((i = 0; i < ${#RC_TEST_NAMES[@]}; i++)); do
+		[ "${TURN[i]}" != "$1" ] || echo "-r ${RC_TEST_NAMES[i]}"
+	done
+}
+
+# config_index PREFIX: its index in CONFIGS.
+config_index() {
+	local i
+
+	for ((i = 0; i < ${#CONFIGS[@]}; i++)); do
+		[ "${CONFIGS[i]}" != "$1" ] || { echo "$i"; return; }
+	done
+}
 
 # skip_rc_test PREFIX REASON, skip_cases PREFIX REASON: one topology and
 # family's rc_test cases, or its other cases.
@@ -300,34 +343,82 @@ skip_cases() {
 	done
 }
 
+# skip_config PREFIX REASON: all of a configuration's cases (on a slow
+# kernel, those whose turn it is) skipped.
+skip_config() {
+	local i ci
+
+	if [ -z "$SLOW" ]; then
+		if [ "$1" = "loop roce-v1" ]; then
+			skip_rc_test "$1" "$2" "$RC_V1_CASES"
+		else
+			skip_rc_test "$1" "$2"
+			skip_cases "$1" "$2"
+		fi
+		return
+	fi
+	ci=$(config_index "$1")
+	for ((i = 0; i < ${#RC_TEST_NAMES[@]}; i++)); do
+		[ "${TURN[i]}" != "$ci" ] ||
+			ktap_test_skip "rc_test $1 ${RC_TEST_NAMES[i]}: $2"
+	done
+	[ "$ci" -lt 4 ] || return 0
+	for ((i = ci; i < ${#CASES[@]}; i += 4)); do
+		ktap_test_skip "$1 ${CASES[i]%%|*}: $2"
+	done
+}
+
 # runs_rc_test PREFIX, runs_cases PREFIX: whether rc_test, and the other
-# cases, run in that topology and family on this kernel. A slow kernel runs
-# rc_test (quick) in veth/IPv4 and the programs in loop/IPv4 only, to stay
-# within the selftest timeout.
+# cases, run in that topology and family on a lean kernel (a slow one
+# takes turns instead).
 runs_rc_test() {
-	case "$SLOW:$LEAN:$1" in
-	"::"* | "1::loop ipv4" | ":1:veth ipv4" | ":1:loop ipv6") return 0 ;;
+	case "$LEAN:$1" in
+	":"* | "1:veth ipv4" | "1:loop ipv6") return 0 ;;
 	esac
 	return 1
 }
 
 runs_cases() {
-	case "$SLOW:$LEAN:$1" in
-	"::"* | "1::veth ipv4" | ":1:veth ipv4") return 0 ;;
+	case "$LEAN:$1" in
+	":"* | "1:veth ipv4") return 0 ;;
 	esac
 	return 1
 }
 
+# run_turn PREFIX: on a slow kernel, the rc_test cases and the programs
+# whose turn the current topology and family is.
+run_turn() {
+	local prefix=$1 ci j first args t1
+
+	ci=$(config_index "$prefix")
+	mapfile -t args < <(turn_args "$ci")
+	# shellcheck disable=SC2068 # "-r NAME" pairs
+	[ ${#args[@]} = 0 ] || rc_test_run "rc_test $prefix" ${args[@]}
+	t1=$SECONDS
+	# The programs take turns among the four RoCE v2 configurations.
+	first=$ci
+	[ "$ci" -lt 4 ] || first=${#CASES[@]}
+	for ((j = first; j < ${#CASES[@]}; j += 4)); do
+		# shellcheck disable=SC2086 # the command is a word list
+		check "$prefix ${CASES[j]%%|*}" ${CASES[j]#*|}
+	done
+	ktap_print_msg "$prefix: its turn: ${#args[@]} rc_test cases, programs $((SECONDS - t1)) s"
+}
+
 # run_config PREFIX: rc_test and CASES in the current topology and family.
 run_config() {
-	local prefix=$1 slow="lean run on this kernel, RC_FULL=1 runs it"
+	local prefix=$1 lean="lean run on this kernel, RC_FULL=1 runs it"
 	local t0=$SECONDS t1 c
 
 	ktap_print_msg "$prefix: $DEV_A GID $GID_A <-> $DEV_B GID $GID_B"
+	if [ -n "$SLOW" ]; then
+		run_turn "$prefix"
+		return
+	fi
 	if runs_rc_test "$prefix"; then
 		rc_test_run "rc_test $prefix"
 	else
-		skip_rc_test "$prefix" "$slow"
+		skip_rc_test "$prefix" "$lean"
 	fi
 	t1=$SECONDS
 	if runs_cases "$prefix"; then
@@ -338,7 +429,7 @@ run_config() {
 				ktap_print_msg "$((SECONDS - t1)) s"
 		done
 	else
-		skip_cases "$prefix" "$slow"
+		skip_cases "$prefix" "$lean"
 	fi
 	ktap_print_msg "$prefix: rc_test $((t1 - t0)) s, the rest $((SECONDS - t1)) s"
 }
@@ -359,8 +450,7 @@ for topo in "${TOPOS[@]}"; do
 		CASES=("${CASES4[@]}")
 		[ "$fam" = 4 ] || CASES=("${CASES6[@]}")
 		if [ "$ok" = 0 ]; then
-			skip_rc_test "$prefix" "$why"
-			skip_cases "$prefix" "$why"
+			skip_config "$prefix" "$why"
 			continue
 		fi
 		run_config "$prefix"
@@ -373,12 +463,15 @@ done
 # for the field). Not on rdma_rxe (no RoCE v1), nor in a lean run.
 prefix="loop roce-v1"
 if [ "$DRIVER" = rxe ]; then
-	skip_rc_test "$prefix" "rdma_rxe has no RoCE v1" "$RC_V1_CASES"
-elif [ -n "$SLOW$LEAN" ]; then
-	skip_rc_test "$prefix" "lean run on this kernel, RC_FULL=1 runs it" \
-		"$RC_V1_CASES"
+	skip_config "$prefix" "rdma_rxe has no RoCE v1"
+elif [ -n "$LEAN" ]; then
+	skip_config "$prefix" "lean run on this kernel, RC_FULL=1 runs it"
 elif [ "${loop_ok:-0}" != 1 ] || ! GID_A=$(vroce_gid "$DEV_A" v1); then
-	skip_rc_test "$prefix" "no loop topology or RoCE v1 GID" "$RC_V1_CASES"
+	skip_config "$prefix" "no loop topology or RoCE v1 GID"
+elif [ -n "$SLOW" ]; then
+	GID_B=$GID_A
+	ktap_print_msg "$prefix: $DEV_A GID $GID_A"
+	run_turn "$prefix"
 else
 	GID_B=$GID_A
 	ktap_print_msg "$prefix: $DEV_A GID $GID_A"

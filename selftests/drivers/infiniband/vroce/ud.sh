@@ -18,8 +18,10 @@
 # perftest results are checked for a zero exit status and a result row,
 # never for speed. Every program runs under timeout(1).
 #
-# By default a lean matrix (see xport_cases); a debug kernel runs RoCE v2
-# IPv4 only (UD_FULL=1 runs everything).
+# By default a lean matrix (see xport_cases). On the KASAN kernel (SLOW)
+# each case runs once, for one of the GID kinds: ud_test's cases take the
+# three kinds in turn (ud_test_kind), the programs run for the kind their table gives
+# (UD_FULL=1 runs everything).
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -41,7 +43,7 @@ SRV_PID=
 
 SLOW='' LEAN=''
 if vroce_kasan_kernel && [ -z "${UD_FULL:-}" ]; then
-	SLOW=1 LEAN=1
+	SLOW=1
 fi
 case "$(uname -r)" in 6.1.*) LEAN=1 ;; esac
 
@@ -209,9 +211,15 @@ roce_mode() {
 UD_TEST_CASES=$(env -u VROCE_DEV "$VROCE_BIN/ud_test" 2>/dev/null |
 		sed -n 's/^1\.\.//p')
 
+# Their names, in order ("ok N NAME # SKIP ..." without a device).
+mapfile -t UD_TEST_NAMES < <(env -u VROCE_DEV "$VROCE_BIN/ud_test" 2>/dev/null |
+			     sed -n 's/^ok [0-9]* \([^ ]*\) # SKIP.*/\1/p')
+
+# ud_test_run PREFIX [ARG...]: ud_test (with ARGs) from uda to udb.
 ud_test_run() {
 	local prefix=$1 line name
 
+	shift
 	while IFS= read -r line; do
 		case $line in
 		"ok "*"# SKIP"*)
@@ -226,28 +234,57 @@ ud_test_run() {
 	# In the receiver's namespace, where its hw counters are visible.
 	done < <(VROCE_DEV=uda VROCE_PEER_DEV=udb VROCE_GID=$GID_A \
 		 VROCE_PEER_GID=$GID_B "${EXEC_B[@]}" timeout 900 \
-		 "$VROCE_BIN/ud_test" 2>&1 | tee "$VROCE_LOG.udt")
+		 "$VROCE_BIN/ud_test" "$@" 2>&1 | tee "$VROCE_LOG.udt")
 	if grep -q "^not ok" "$VROCE_LOG.udt"; then
 		"${EXEC_A[@]}" rdma statistic show link uda/1 | sed 's/^/# /'
 		"${EXEC_B[@]}" rdma statistic show link udb/1 | sed 's/^/# /'
 	fi
 }
 
+# ud_test_kind I: on a slow kernel, the kind ud_test's I-th case runs for:
+# KINDS[I mod 3], but a case that only RoCE v1 can show runs for v1 (a
+# RoCE v2 datagram to a group nobody joined never reaches the driver: the
+# IP stack drops it).
+ud_test_kind() {
+	case ${UD_TEST_NAMES[$1]} in
+	mcast.no_member) echo v1 ;;
+	*) echo "${KINDS[$1 % ${#KINDS[@]}]}" ;;
+	esac
+}
+
+# skip_ud_test KIND REASON: ud_test's cases for KIND skipped (on a slow
+# kernel, those that run for KIND there).
 skip_ud_test() {
 	local i
 
 	for ((i = 0; i < UD_TEST_CASES; i++)); do
-		ktap_test_skip "$1 ud_test case $i: $2"
+		if [ -z "$SLOW" ]; then
+			ktap_test_skip "$1 ud_test case $i: $2"
+		elif [ "$(ud_test_kind "$i")" = "$1" ]; then
+			ktap_test_skip "ud_test $1 ${UD_TEST_NAMES[i]}: $2"
+		fi
+	done
+}
+
+# ud_test_turn KIND: on a slow kernel, ud_test's arguments that select the
+# cases that run for KIND.
+ud_test_turn() {
+	local i
+
+	for ((i = 0; i < UD_TEST_CASES; i++)); do
+		[ "$(ud_test_kind "$i")" != "$1" ] ||
+			echo "-r ${UD_TEST_NAMES[i]}"
 	done
 }
 
 # The datagram and UC programs and rdma_cm's, as "WHERE|DESC|COMMAND...":
-# by default a case runs for the GID kinds in WHERE; a lean run (the debug
-# kernel, RoCE v2 IPv4 only, and 6.1, where only ib_core differs) runs only
-# the cases whose WHERE has "lean". UD_FULL=1 runs every case everywhere.
-# make check has little time to spare.
+# by default a case runs for the GID kinds in WHERE; a lean run (6.1, where
+# only ib_core differs) runs only the cases whose WHERE has "lean"; the
+# KASAN kernel (SLOW) runs each case once, for WHERE's "slow=KIND" or else
+# its first kind. UD_FULL=1 runs every case everywhere. make check has
+# little time to spare.
 xport_cases() {
-	echo "v2-4 v2-6 v1 lean|ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
+	echo "v2-4 v2-6 v1 lean slow=v2-6|ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
 	echo "v2-4 lean|ibv_uc_pingpong|pingpong ibv_uc_pingpong -n 5 -s 5000"
 	echo "v2-4|ib_send_bw -c UD|perf 1024 ib_send_bw -c UD"
 	echo "v2-4|ib_send_lat -c UD|perf 64 ib_send_lat -c UD"
@@ -255,14 +292,14 @@ xport_cases() {
 }
 
 cm_cases() {
-	echo "v2-4 v2-6 v1 lean|rping -V|rping_pair"
+	echo "v2-4 v2-6 v1 lean slow=v2-6|rping -V|rping_pair"
 	echo "v2-4|ucmatose|ucmatose_pair"
-	echo "v2-4 v2-6 v1|rdma_server/rdma_client|rdma_ex_pair"
+	echo "v2-4 v2-6 v1 slow=v1|rdma_server/rdma_client|rdma_ex_pair"
 	echo "v2-4 v1 lean|udaddy|udaddy_pair"
 	echo "v2-4|ib_write_bw -R|perf 65536 ib_write_bw -R"
 	echo "v2-4|ib_read_bw -R|perf 65536 ib_read_bw -R"
 	echo "v2-4|ib_send_bw -R|perf 65536 ib_send_bw -R"
-	echo "v2-4 v1 lean|mckey|mckey_pair"
+	echo "v2-4 v1 lean slow=v1|mckey|mckey_pair"
 	echo "v2-4|mckey loopback|mckey_loop"
 }
 
@@ -273,22 +310,45 @@ CM_KINDS=("v2-4|RoCE v2" "v2-6|RoCE v2" "v1|IB/RoCE v1")
 UD_KINDS=${UD_KINDS:-${KINDS[*]}}
 mapfile -t XCASES < <(xport_cases)
 mapfile -t CMCASES < <(cm_cases)
-SLOW_WHY="skipped on a slow (debug) kernel, UD_FULL=1 runs it"
+# excluded KIND REST: why a case (DESC|COMMAND) cannot run for KIND at all.
+excluded() {
+	case "$1:$2" in
+	v2-6:*" -R"*) echo "perftest's rdma_cm server listens on IPv4 only" ;;
+	v2-6:mckey*) echo "rdma_cm has no RoCE v2 multicast over IPv6" ;;
+	*) return 1 ;;
+	esac
+}
 
-# run_case PREFIX KIND CASE: run CASE (WHERE|DESC|COMMAND) or skip it.
+# slow_kind CASE: the kind a case (WHERE|DESC|COMMAND) runs for on a slow
+# kernel: WHERE's "slow=KIND", else its first.
+slow_kind() {
+	local w
+
+	for w in ${1%%|*}; do
+		case $w in slow=*) echo "${w#slow=}" && return ;; esac
+	done
+	w=${1%%|*}
+	echo "${w%% *}"
+}
+
+# run_case PREFIX KIND CASE: run CASE (WHERE|DESC|COMMAND) or skip it. On
+# a slow kernel, nothing unless it runs for KIND there.
 run_case() {
-	local where=${3%%|*} rest=${3#*|} why=
+	local where=${3%%|*} rest=${3#*|} why='' no
 
+	if [ -n "$SLOW" ]; then
+		[ "$(slow_kind "$3")" = "$2" ] || return 0
+		# shellcheck disable=SC2086 # the command is a word list
+		check "$1 ${rest%%|*}" ${rest#*|}
+		return
+	fi
 	case " $where " in
 	*" $2 "*) [ -z "$LEAN" ] || [[ " $where " = *" lean "* ]] ||
 		why="lean run on this kernel, UD_FULL=1 runs it" ;;
 	*) why="not run for $2 by default, UD_FULL=1 runs it" ;;
 	esac
 	[ -z "${UD_FULL:-}" ] || why=
-	case "$2:$rest" in
-	v2-6:*" -R"*) why="perftest's rdma_cm server listens on IPv4 only" ;;
-	v2-6:mckey*) why="rdma_cm has no RoCE v2 multicast over IPv6" ;;
-	esac
+	no=$(excluded "$2" "$rest") && why=$no
 	if [ -n "$why" ]; then
 		ktap_test_skip "$1 ${rest%%|*}: $why"
 		return
@@ -297,10 +357,30 @@ run_case() {
 	check "$1 ${rest%%|*}" ${rest#*|}
 }
 
+# skip_cases PREFIX KIND REASON CASE...: those cases skipped for KIND (on a
+# slow kernel, those that run for KIND there).
+skip_cases() {
+	local prefix=$1 kind=$2 why=$3 c
+
+	shift 3
+	for c in "$@"; do
+		[ -z "$SLOW" ] || [ "$(slow_kind "$c")" = "$kind" ] || continue
+		c=${c#*|}
+		ktap_test_skip "$prefix ${c%%|*}: $why"
+	done
+}
+
 ktap_print_header
 [ -n "$UD_TEST_CASES" ] || ktap_exit_fail_msg "cannot list ud_test's cases"
-ktap_set_plan $(((UD_TEST_CASES + ${#XCASES[@]}) * ${#KINDS[@]} +
-		 ${#CMCASES[@]} * ${#CM_KINDS[@]}))
+[ "${#UD_TEST_NAMES[@]}" = "$UD_TEST_CASES" ] ||
+	ktap_exit_fail_msg "cannot list ud_test's cases"
+if [ -n "$SLOW" ]; then
+	# Every case once.
+	ktap_set_plan $((UD_TEST_CASES + ${#XCASES[@]} + ${#CMCASES[@]}))
+else
+	ktap_set_plan $(((UD_TEST_CASES + ${#XCASES[@]}) * ${#KINDS[@]} +
+			 ${#CMCASES[@]} * ${#CM_KINDS[@]}))
+fi
 
 ok=1 why=
 if ! setup >"$VROCE_LOG" 2>&1; then
@@ -316,10 +396,6 @@ kind_ok() {
 	*" $1 "*) ;;
 	*) k_why="not in UD_KINDS" && return 1 ;;
 	esac
-	if [ -n "$SLOW" ] && [ -z "${UD_FULL:-}" ] && [ "$1" != v2-4 ]; then
-		k_why=$SLOW_WHY
-		return 1
-	fi
 	use_gids "$1" || { k_why="no $1 GID" && return 1; }
 }
 
@@ -327,14 +403,17 @@ for kind in "${KINDS[@]}"; do
 	t0=$SECONDS
 	if ! kind_ok "$kind"; then
 		skip_ud_test "$kind" "$k_why"
-		for c in "${XCASES[@]}"; do
-			c=${c#*|}
-			ktap_test_skip "$kind ${c%%|*}: $k_why"
-		done
+		skip_cases "$kind" "$kind" "$k_why" "${XCASES[@]}"
 		continue
 	fi
 	ktap_print_msg "$kind: uda GID $GID_A <-> udb GID $GID_B"
-	ud_test_run "ud_test $kind"
+	if [ -z "$SLOW" ]; then
+		ud_test_run "ud_test $kind"
+	else
+		mapfile -t args < <(ud_test_turn "$kind")
+		# shellcheck disable=SC2068 # "-r NAME" pairs
+		[ ${#args[@]} = 0 ] || ud_test_run "ud_test $kind" ${args[@]}
+	fi
 	for c in "${XCASES[@]}"; do
 		run_case "$kind" "$kind" "$c"
 	done
@@ -351,12 +430,11 @@ for ck in "${CM_KINDS[@]}"; do
 	else
 		ok_cm=0
 	fi
+	if [ "$ok_cm" = 0 ]; then
+		skip_cases "rdma_cm $kind" "$kind" "$k_why" "${CMCASES[@]}"
+		continue
+	fi
 	for c in "${CMCASES[@]}"; do
-		if [ "$ok_cm" = 0 ]; then
-			c=${c#*|}
-			ktap_test_skip "rdma_cm $kind ${c%%|*}: $k_why"
-			continue
-		fi
 		run_case "rdma_cm $kind" "$kind" "$c"
 	done
 	ktap_print_msg "rdma_cm $kind: $((SECONDS - t0)) s"
