@@ -2,18 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # rdma-core's pyverbs test suite (python3-pyverbs, Debian's copy in
-# /usr/share/doc/rdma-core/tests) against rdma_rxe, then against vroce, in
+# /usr/share/doc/rdma-core/tests) against vroce, then against rdma_rxe, in
 # the same VM, on the same kind of netdev (a veth end in init_net with one
 # IPv4 address: rxe works only there, and only in single-device loopback),
 # with the same arguments: the device, and its RoCE v2 GID of that address.
-# rdma_rxe goes first and is unloaded before vroce loads (they share UDP
-# port 4791 and the driver id). Both runs go through pyverbs_suite.py, which finds
-# the netdev with "rdma link" as rdma-core v45+ does, so the rdmacm tests
-# run too, and bounds each test's time.
+# vroce is unloaded before rdma_rxe loads (they share UDP port 4791 and the
+# driver id). Both runs go through pyverbs_suite.py, which finds the netdev
+# with "rdma link" as rdma-core v45+ does, so the rdmacm tests run too, and
+# bounds each test's time.
 #
-# rdma_rxe's counts are a diagnostic, the baseline to beat. vroce must have
-# no failure and no error, and pass every test rdma_rxe passes, but those it
-# skips because it does not claim on-demand paging (ODP): those are listed.
+# vroce must have no failure and no error, and pass every test rdma_rxe
+# passes, but those it skips because it does not claim on-demand paging
+# (ODP): those are listed. So rdma_rxe runs only the tests vroce did not
+# pass (PYVERBS_RXE_ALL=1: every test, for its counts, the baseline to
+# beat).
 #
 # Environment: PYVERBS_TESTS="test_qp test_mr.MRTest" runs only those
 # (unittest names below the suite's "tests" package), for both drivers.
@@ -87,17 +89,18 @@ add() {
 		wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$2/ports/1/state"
 }
 
-# suite DEV NAME: run the suite on DEV; results in $WORK/NAME.res (as they
-# come), unittest's report in $WORK/NAME.log, its time in $WORK/NAME.time.
+# suite DEV NAME [TEST...]: run the suite (or those of its tests) on DEV;
+# results in $WORK/NAME.res (as they come), unittest's report in
+# $WORK/NAME.log, its time in $WORK/NAME.time.
 suite() {
-	local gid start=$SECONDS rc=0
+	local dev=$1 name=$2 gid start=$SECONDS rc=0
 
-	gid=$(gid_v4 "$1") || return 1
-	# shellcheck disable=SC2086 # a list of test names
+	shift 2
+	gid=$(gid_v4 "$dev") || return 1
 	(cd "$WORK" && timeout -k 10 "$SUITE_TIMEOUT" python3 "$SUITE_PY" \
-		"$WORK/tests" "$WORK/$2.res" --dev "$1" --gid "$gid" \
-		${PYVERBS_TESTS:-}) >"$WORK/$2.log" 2>&1 || rc=$?
-	echo "$((SECONDS - start))" >"$WORK/$2.time"
+		"$WORK/tests" "$WORK/$name.res" --dev "$dev" --gid "$gid" \
+		"$@") >"$WORK/$name.log" 2>&1 || rc=$?
+	echo "$((SECONDS - start))" >"$WORK/$name.time"
 	if [ "$rc" != 0 ]; then
 		echo "the suite exited $rc$([ "$rc" = 124 ] && echo " (timeout)")" \
 			"after $((SECONDS - start)) s; its last lines:"
@@ -130,29 +133,42 @@ summary() {
 	return 1
 }
 
-# run DRIVER DEV NAME: the suite on a new DEV; sets NAME's pass count
-# (-1 if no result came) even when the run failed half way.
+# run DRIVER DEV NAME [TEST...]: the suite (or those tests) on a new DEV.
 run() {
-	local rc=0
+	local driver=$1 dev=$2 name=$3 rc=0
 
-	add "$1" "$2" && suite "$2" "$3" || rc=1
-	[ -s "$WORK/$3.res" ] || return 1
-	summary "$3" || rc=1
+	shift 3
+	add "$driver" "$dev" && suite "$dev" "$name" "$@" || rc=1
+	[ -s "$WORK/$name.res" ] || return 1
+	summary "$name" || rc=1
 	return $rc
 }
 
-run_rxe() {
-	modprobe rdma_rxe && run rxe pyrxe rxe
-}
-
-unload_rxe() {
-	rdma link delete pyrxe && modprobe -r rdma_rxe &&
-		[ ! -d /sys/module/rdma_rxe ]
-}
-
+# The tests to run: PYVERBS_TESTS, or none given (all).
 run_vroce() {
 	dmesg_mark pyverbs-vroce
-	vroce_load && run vroce pyvroce vroce
+	# shellcheck disable=SC2086 # a list of test names
+	vroce_load && run vroce pyvroce vroce ${PYVERBS_TESTS:-}
+}
+
+unload_vroce() {
+	rdma link delete pyvroce && vroce_unload && [ ! -d /sys/module/vroce ]
+}
+
+# rdma_rxe on the tests vroce did not pass (their ids, less the suite's
+# package name), or on them all with PYVERBS_RXE_ALL=1.
+run_rxe() {
+	local tests=()
+
+	if [ -n "${PYVERBS_RXE_ALL:-}" ]; then
+		# shellcheck disable=SC2206 # a list of test names
+		tests=(${PYVERBS_TESTS:-})
+	else
+		mapfile -t tests < <(awk '$1 != "pass" && $2 ~ /^tests\./ {
+			print substr($2, 7) }' "$WORK/vroce.res")
+		[ ${#tests[@]} -gt 0 ] || { : >"$WORK/rxe.res"; return 0; }
+	fi
+	modprobe rdma_rxe && run rxe pyrxe rxe "${tests[@]}"
 }
 
 # Each failure with the line unittest printed for it and its traceback's
@@ -196,29 +212,34 @@ vroce_not_worse() {
 		fi
 	done < <(comm -23 <(sed -n 's/^pass //p' "$WORK/rxe.res" | sort) \
 		<(sed -n 's/^pass //p' "$WORK/vroce.res" | sort))
-	echo "rdma_rxe $RXE_PASS, vroce $VROCE_PASS passed; $gap in the ODP gap"
+	echo "vroce passed $VROCE_PASS; rdma_rxe $RXE_PASS of those it ran;" \
+		"$gap in the ODP gap"
 	[ "$RXE_PASS" -ge 0 ] && [ "$bad" = 0 ]
 }
 
+# passes NAME: its pass count, -1 if it has no results (rdma_rxe's has
+# none when vroce passed everything, and then counts 0).
 passes() {
-	if [ -s "$WORK/$1.res" ]; then count "$1" pass; else echo -1; fi
+	if [ -e "$WORK/$1.res" ]; then count "$1" pass; else echo -1; fi
 }
 
 ktap_print_header
 ktap_set_plan 6
 check "the suite unpacked, a veth with $IP in init_net" setup
-# rdma_rxe's failures are not ours: they are shown, not counted.
-check "rdma_rxe: the suite ran on a device over the veth" run_rxe
-[ -f "$WORK/rxe.summary" ] && cat "$WORK/rxe.summary"
-RXE_PASS=$(passes rxe)
-check "rdma_rxe unloads (it holds UDP 4791)" unload_rxe
-check "vroce: the suite ran on a device over the same veth" run_vroce
+check "vroce: the suite ran on a device over the veth" run_vroce
 [ -f "$WORK/vroce.summary" ] && cat "$WORK/vroce.summary"
 VROCE_PASS=$(passes vroce)
+check "vroce unloads (it holds UDP 4791)" unload_vroce
+# rdma_rxe's failures are not ours: they are shown, not counted.
 if [ "$VROCE_PASS" -ge 0 ]; then
+	check "rdma_rxe: the tests vroce did not pass ran on a device over the same veth" \
+		run_rxe
+	[ -f "$WORK/rxe.summary" ] && cat "$WORK/rxe.summary"
+	RXE_PASS=$(passes rxe)
 	check "vroce: no test fails or errors" vroce_clean
 	check "vroce: passes what rdma_rxe passes (but ODP)" vroce_not_worse
 else
+	ktap_test_fail "rdma_rxe: not run (no vroce result)"
 	ktap_test_fail "vroce: no test fails or errors (no result)"
 	ktap_test_fail "vroce: passes what rdma_rxe passes (but ODP) (no result)"
 fi
