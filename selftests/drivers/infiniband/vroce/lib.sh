@@ -547,6 +547,12 @@ bg_wait() {
 	return "$rc"
 }
 
+# vroce_case_names PROG [ARG...]: the names of a kselftest harness
+# program's cases, in order, from the run that skips them all (no device).
+vroce_case_names() {
+	env -u VROCE_DEV "$@" 2>/dev/null | sed -n 's/^ok [0-9]* \([^ ]*\) # SKIP.*/\1/p'
+}
+
 # run_pair LISTENING PORT SRV_CMD... -- CLI_CMD...: a server and its client,
 # both under timeout TMO, both must exit 0. The server runs under the
 # command prefix EXEC_B (an array, e.g. ip netns exec NS; SRV_PID while it

@@ -171,8 +171,7 @@ perf() {
 # The rc_test cases, re-emitted as ours with a prefix.
 RC_TEST_CASES=$(env -u VROCE_DEV "$VROCE_BIN/rc_test" 2>/dev/null | sed -n 's/^1\.\.//p')
 # Their names, in order ("ok N NAME # SKIP ..." without a device).
-mapfile -t RC_TEST_NAMES < <(env -u VROCE_DEV "$VROCE_BIN/rc_test" 2>/dev/null |
-			     sed -n 's/^ok [0-9]* \([^ ]*\) # SKIP.*/\1/p')
+mapfile -t RC_TEST_NAMES < <(vroce_case_names "$VROCE_BIN/rc_test")
 # Its transfers (every opcode, size and SGE layout): the RoCE v1 run.
 RC_V1_ARGS=(-f xfer)
 RC_V1_CASES=$(env -u VROCE_DEV "$VROCE_BIN/rc_test" "${RC_V1_ARGS[@]}" 2>/dev/null |

@@ -212,8 +212,7 @@ UD_TEST_CASES=$(env -u VROCE_DEV "$VROCE_BIN/ud_test" 2>/dev/null |
 		sed -n 's/^1\.\.//p')
 
 # Their names, in order ("ok N NAME # SKIP ..." without a device).
-mapfile -t UD_TEST_NAMES < <(env -u VROCE_DEV "$VROCE_BIN/ud_test" 2>/dev/null |
-			     sed -n 's/^ok [0-9]* \([^ ]*\) # SKIP.*/\1/p')
+mapfile -t UD_TEST_NAMES < <(vroce_case_names "$VROCE_BIN/ud_test")
 
 # ud_test_run PREFIX [ARG...]: ud_test (with ARGs) from uda to udb.
 ud_test_run() {
