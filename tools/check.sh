@@ -325,9 +325,12 @@ lane() {
 	done
 }
 
-# parse_tap KERNEL FILE: print "COUNTS pass fail skip" and "FAIL what" lines.
+# parse_tap KERNEL FILE: print "COUNTS pass fail skip" and "FAIL what" lines;
+# after an inner failure, up to WHY "FAIL   | line" lines: the last lines
+# the case printed before it (the end of make check's output may be all a
+# reader of a CI log gets).
 parse_tap() {
-	tr -d '\r' <"$2" | awk -v kernel="$1" '
+	tr -d '\r' <"$2" | awk -v kernel="$1" -v WHY=8 '
 	function directive(line) {
 		if (match(line, / # (SKIP|TODO|TIMEOUT|XFAIL|exit=).*$/))
 			return substr(line, RSTART + 3)
@@ -374,6 +377,20 @@ parse_tap() {
 		sub(/^1\.\./, "", plan)
 		next
 	}
+	# The last lines a case printed before its result ("# # ..."), kept
+	# to show beside a failure.
+	script != "" && /^# # / {
+		line = substr($0, 5)
+		if (length(line) > 150)
+			line = substr(line, 1, 150) "..."
+		ctx[++nctx] = line
+		if (nctx > WHY) {
+			for (i = 1; i < nctx; i++)
+				ctx[i] = ctx[i + 1]
+			nctx = WHY
+		}
+		next
+	}
 	script != "" && /^# (not )?ok [0-9]+ / {
 		d = directive($0)
 		if ($2 == "ok" && d ~ /^SKIP/)
@@ -385,7 +402,11 @@ parse_tap() {
 		else {
 			ifl++
 			fails[++nf] = kernel ": " script ": " desc($0, "^# not ok [0-9]+ ")
+			for (i = 1; i <= nctx; i++)
+				why[nf, i] = ctx[i]
+			nwhy[nf] = nctx
 		}
+		nctx = 0
 		next
 	}
 	/^(not )?ok [0-9]+ selftests: / {
@@ -398,8 +419,11 @@ parse_tap() {
 	END {
 		close_script(0, "no result (runner stopped)")
 		print "COUNTS", P + 0, F + 0, S + 0
-		for (i = 1; i <= nf; i++)
+		for (i = 1; i <= nf; i++) {
 			print "FAIL", fails[i]
+			for (j = 1; j <= nwhy[i]; j++)
+				print "FAIL", "  | " why[i, j]
+		}
 	}'
 }
 

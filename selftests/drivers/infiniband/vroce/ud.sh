@@ -161,15 +161,17 @@ mckey_receiving() {
 }
 
 # mckey_why: where the datagrams of a failed mckey run went, by the
-# counters of both devices.
+# counters of both devices (one line each).
 mckey_why() {
-	local d c
+	local d c line
 
 	for d in uda udb; do
+		line=$d:
 		for c in sent_pkts send_err rcvd_pkts rcvd_no_qp rcvd_qkey_err \
 			 rcvd_malformed out_of_buffer; do
-			echo "$d $c $(hw_counter "$d" "$c")"
+			line+=" $c=$(hw_counter "$d" "$c")"
 		done
+		echo "$line"
 	done
 }
 
