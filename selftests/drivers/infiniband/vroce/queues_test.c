@@ -782,6 +782,40 @@ static int cg_enter(const char *dir)
 	return fclose(f) || ret ? -1 : 0;
 }
 
+/*
+ * The memory cgroup @dir's usage, limit and events, in @buf (for a failure
+ * message): "current=N max=N oom=N ..." or what could not be read.
+ */
+static const char *cg_usage(const char *dir, char *buf, size_t len)
+{
+	static const char * const files[] = { "memory.current",
+					      "memory.max", "memory.events" };
+	size_t off = 0, i, n;
+	char path[512], *nl;
+	FILE *f;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(files) / sizeof(files[0]) && off < len; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		f = fopen(path, "r");
+		if (!f) {
+			off += snprintf(buf + off, len - off, "%s: %s; ",
+					files[i], strerror(errno));
+			continue;
+		}
+		off += snprintf(buf + off, len - off, "%s: ", files[i]);
+		if (off < len) {
+			n = fread(buf + off, 1, len - off - 1, f);
+			buf[off + n] = '\0';
+			while ((nl = strchr(buf + off, '\n')))
+				*nl = ' ';
+			off += n;
+		}
+		fclose(f);
+	}
+	return buf;
+}
+
 /* An RC QP with @wr send and receive WRs of the device's maximum SGEs. */
 static struct ibv_qp *big_qp(FIXTURE_DATA(q) *self, uint32_t wr)
 {
@@ -805,8 +839,8 @@ static struct ibv_qp *big_qp(FIXTURE_DATA(q) *self, uint32_t wr)
 TEST_F(q, rings_charged_to_memcg)
 {
 	const char *cg = getenv("VROCE_MEMCG");
+	char parent[512], use[512];
 	struct ibv_qp *qp;
-	char parent[512];
 	int err;
 
 	if (!cg || !*cg)
@@ -817,15 +851,20 @@ TEST_F(q, rings_charged_to_memcg)
 	err = qp ? 0 : errno;
 	if (qp)
 		ibv_destroy_qp(qp);
-	EXPECT_EQ(ENOMEM, err) TH_LOG("a QP bigger than memory.max: %s",
-				      err ? strerror(err) : "created");
+	EXPECT_EQ(ENOMEM, err) TH_LOG("a QP bigger than memory.max: %s; %s",
+				      err ? strerror(err) : "created",
+				      cg_usage(cg, use, sizeof(use)));
 	qp = big_qp(self, 16);
-	EXPECT_NE(NULL, qp) TH_LOG("small QP: %s", strerror(errno));
+	err = qp ? 0 : errno;
+	EXPECT_NE(NULL, qp) TH_LOG("small QP: %s; %s", strerror(err),
+				   cg_usage(cg, use, sizeof(use)));
 	if (qp)
 		EXPECT_EQ(0, ibv_destroy_qp(qp));
 	ASSERT_EQ(0, cg_enter(parent));
 	qp = big_qp(self, self->attr.max_qp_wr);
-	ASSERT_NE(NULL, qp) TH_LOG("outside the cgroup: %s", strerror(errno));
+	err = qp ? 0 : errno;
+	ASSERT_NE(NULL, qp) TH_LOG("outside the cgroup: %s; %s", strerror(err),
+				   cg_usage(cg, use, sizeof(use)));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
 
