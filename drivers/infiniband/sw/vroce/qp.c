@@ -48,6 +48,7 @@
 #include "qp.h"
 #include "query.h"
 #include "srq.h"
+#include "task.h"
 
 #define VROCE_QPN_GSI 1
 #define VROCE_QPN_MIN 16
@@ -305,15 +306,19 @@ void vroce_qp_event(struct vroce_qp *qp, enum ib_event_type type)
 }
 
 /*
- * WQEs still queued are dropped without completions: the consumer is
- * destroying the QP, and its CQs may go right after. The wait for the
- * references also waits for a queued or running task (task.c).
+ * An unreliable QP first sends what was posted to it (vroce_task_finish():
+ * that waits for nothing on the network); the WQEs still queued after
+ * that, and a reliable QP's, are dropped without completions: the
+ * consumer is destroying the QP, and its CQs may go right after. The wait
+ * for the references also waits for a queued or running task (task.c).
  */
 int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vroce_dev *vdev = to_vdev(ibqp->device);
 	struct vroce_qp *qp = to_vqp(ibqp);
 
+	if (ibqp->qp_type != IB_QPT_RC)
+		vroce_task_finish(qp);
 	WRITE_ONCE(qp->dying, true);
 	vroce_mcast_qp_destroyed(qp);
 	xa_erase(&vdev->qps, ibqp->qp_num);

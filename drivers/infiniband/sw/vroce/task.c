@@ -17,10 +17,13 @@
  *   A user QP's doorbell (the POST_SEND system call) runs the task body
  *   itself (vroce_task_doorbell()), so a send costs no worker wakeup.
  *   Nothing that sends runs in softirq context.
- * - A context that wants a run while another holds task_mutex (a doorbell,
- *   a run list) sets VROCE_TASK_AGAIN instead of waiting or waking the
- *   worker: whoever holds the mutex runs the task again after releasing it
- *   (vroce_task_try_run()), and modify_qp kicks it (vroce_task_unlock()).
+ * - A context that wants a run while another holds task_mutex (an RC or
+ *   UC doorbell, a run list) sets VROCE_TASK_AGAIN instead of waiting or
+ *   waking the worker: whoever holds the mutex runs the task again after
+ *   releasing it (vroce_task_try_run()), and modify_qp kicks it
+ *   (vroce_task_unlock()).
+ *   A UD doorbell, and destroy_qp of an unreliable QP, wait for the mutex
+ *   and send what was posted (vroce_task_run_sync()).
  * - A packet to a QP of the same device (internal loopback) is queued on
  *   the receiver's rxq like any other, and the receiver goes on the run
  *   list of the context that sent it (struct vroce_run_list): once that
@@ -416,8 +419,36 @@ static bool vroce_task_solo(struct vroce_qp *qp, struct vroce_run_list *run)
 	return true;
 }
 
+/*
+ * Run the task here, waiting for task_mutex, until it has nothing left to
+ * do or after @runs runs (of VROCE_TASK_BUDGET steps each); what is left
+ * then, and a run another context asked for meanwhile, go to the
+ * workqueue.
+ */
+static void vroce_task_run_sync(struct vroce_qp *qp,
+				struct vroce_run_list *run, unsigned int runs)
+{
+	bool more;
+
+	do {
+		mutex_lock(&qp->task_mutex);
+		clear_bit(VROCE_TASK_AGAIN, &qp->task_flags);
+		smp_mb__after_atomic();	/* the clear before reading the rings */
+		more = vroce_task_run_locked(qp, run);
+		mutex_unlock(&qp->task_mutex);
+	} while (more && --runs);
+	if (more || vroce_task_again(qp))
+		vroce_task_kick(qp);
+}
+
+/* Runs that send a whole send queue of single-packet WQEs, and one more. */
+static unsigned int vroce_task_sq_runs(struct vroce_qp *qp)
+{
+	return qp->sq.queue.index_mask / VROCE_TASK_BUDGET + 2;
+}
+
 /**
- * vroce_task_doorbell - run the QP's task in the caller's context if idle
+ * vroce_task_doorbell - run the QP's task in the caller's context
  * @qp: the QP, held by the caller (a user QP in a uverbs system call)
  *
  * One run, as the work item would do it, under task_mutex, then the tasks
@@ -426,6 +457,13 @@ static bool vroce_task_solo(struct vroce_qp *qp, struct vroce_run_list *run)
  * once it is done (vroce_task_try_run()); if the budget runs out with work
  * left, the task is kicked. Nothing posted is missed.
  *
+ * A UD QP's doorbell instead waits for the mutex and runs the task until
+ * every datagram posted is sent (vroce_task_run_sync()): a UD WQE names
+ * its address handle by number, and the consumer may destroy the AH as
+ * soon as the post returns (rdma-core's mckey does, then the QP), so a
+ * datagram left to another context could find it gone and be lost.
+ * Sending a datagram waits for nothing on the network.
+ *
  * Context: process, may sleep.
  */
 void vroce_task_doorbell(struct vroce_qp *qp)
@@ -433,8 +471,34 @@ void vroce_task_doorbell(struct vroce_qp *qp)
 	struct vroce_run_list run = { .doorbell = true };
 
 	might_sleep();
-	if (!vroce_task_solo(qp, &run))
+	if (qp->ibqp.qp_type == IB_QPT_UD)
+		vroce_task_run_sync(qp, &run, vroce_task_sq_runs(qp));
+	else if (!vroce_task_solo(qp, &run))
 		vroce_task_try_run(qp, &run);
+	vroce_run_list_drain(&run);
+}
+
+/**
+ * vroce_task_finish - run the task here until it has nothing left to do
+ * @qp: the QP, held by the caller, who is destroying it: nothing is posted
+ *	to it any more
+ *
+ * For an unreliable QP's destroy_qp: the sends its consumer posted go out,
+ * as a NIC's go out once their doorbell was rung, instead of being dropped
+ * because the task had not got to them (a kernel consumer's post only
+ * kicks the task; a user's doorbell that finds a UC QP's task busy leaves
+ * the run to whoever has it). Then the tasks of the QPs it sent loopback
+ * packets to. Sending waits for nothing on the network, and the runs are
+ * bounded by the send queue's size.
+ *
+ * Context: process, may sleep.
+ */
+void vroce_task_finish(struct vroce_qp *qp)
+{
+	struct vroce_run_list run = {};
+
+	might_sleep();
+	vroce_task_run_sync(qp, &run, vroce_task_sq_runs(qp));
 	vroce_run_list_drain(&run);
 }
 

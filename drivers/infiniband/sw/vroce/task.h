@@ -29,6 +29,7 @@ void vroce_task_exit(void);
 void vroce_task_qp_init(struct vroce_qp *qp);
 void vroce_task_kick(struct vroce_qp *qp);
 void vroce_task_doorbell(struct vroce_qp *qp);
+void vroce_task_finish(struct vroce_qp *qp);
 void vroce_task_unlock(struct vroce_qp *qp);
 bool vroce_task_handoff(const struct vroce_run_list *run,
 			const struct sk_buff *skb);

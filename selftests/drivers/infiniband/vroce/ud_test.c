@@ -20,6 +20,7 @@
  * first receive completion tells, without waiting for a time.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -693,6 +694,112 @@ TEST_F_TIMEOUT(mcast, deliver, TEST_TIMEOUT_S)
 	send_to(_metadata, a, self->mah, MCAST_QPN, 60, 6, QKEY);
 	send_to(_metadata, a, self->mah, MCAST_QPN, 70, 7, QKEY_OTHER);
 	mrx_expect(_metadata, &rx[0], a, 6, 70, 7, &self->mgid);
+}
+
+/* @qp posts an unsignaled datagram of 64 bytes through @ah to the group. */
+static int post_to_group(FIXTURE_DATA(mcast) *self, struct ibv_qp *qp,
+			 struct ibv_ah *ah, uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)self->a.dev.buf, .length = 64,
+		.lkey = self->a.dev.mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND,
+	}, *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = MCAST_QPN;
+	wr.wr.ud.remote_qkey = QKEY;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+#define POSTED_ROUNDS	32
+#define POSTED_SENDS	4
+
+/* Modifies a QP's Q_Key over and over until told to stop. */
+struct busy_modify {
+	struct ibv_qp *qp;
+	int stop;
+};
+
+static void *busy_modify(void *arg)
+{
+	struct busy_modify *b = arg;
+	struct ibv_qp_attr attr = { .qkey = QKEY };
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE))
+		ibv_modify_qp(b->qp, &attr, IBV_QP_QKEY);
+	return NULL;
+}
+
+/* One round of mcast.posted_then_destroyed: a new QP and AH. */
+static void posted_round(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(mcast) *self, struct mrx **rx, int nrx,
+			 int round)
+{
+	struct ibv_ah_attr attr = { .is_global = 1, .port_num = 1 };
+	struct side *a = &self->a;
+	struct busy_modify busy;
+	struct ibv_ah *ah;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	pthread_t thread;
+	struct ibv_wc wc;
+	int i, j;
+
+	attr.grh.dgid = self->mgid;
+	attr.grh.sgid_index = a->dev.gid_idx;
+	attr.grh.hop_limit = 64;
+	cq = ibv_create_cq(a->dev.ctx, POSTED_SENDS, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	qp = ud_qp(a, cq);
+	ASSERT_NE(NULL, qp) TH_LOG("create_qp: %s", strerror(errno));
+	ASSERT_EQ(0, vroce_ud_connect(qp, QKEY, UD_PSN));
+	ah = ibv_create_ah(a->dev.pd, &attr);
+	ASSERT_NE(NULL, ah) TH_LOG("create_ah: %s", strerror(errno));
+	for (i = 0; i < POSTED_SENDS; i++)
+		for (j = 0; j < nrx; j++)
+			mrx_post(_metadata, rx[j], i);
+	busy.qp = qp;
+	busy.stop = 0;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, busy_modify, &busy));
+	for (i = 0; i < POSTED_SENDS; i++)
+		EXPECT_EQ(0, post_to_group(self, qp, ah, i));
+	EXPECT_EQ(0, ibv_destroy_ah(ah));
+	__atomic_store_n(&busy.stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+	for (i = 0; i < POSTED_SENDS; i++) {
+		for (j = 0; j < nrx; j++) {
+			ASSERT_EQ(1, vroce_poll_one(rx[j]->cq, &wc,
+						    POLL_TIMEOUT_S))
+				TH_LOG("round %d: datagram %d of %d lost (rx %d)",
+				       round, i + 1, POSTED_SENDS, j);
+			EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+			EXPECT_EQ(i, wc.wr_id);
+		}
+	}
+}
+
+/*
+ * Datagrams a QP posted arrive even though its consumer destroys their
+ * AH, then the QP, as soon as the posts return, without a completion to
+ * wait for (rdma-core's mckey does): on the sender's device (rx[2]) and
+ * the peer's (rx[0]). Meanwhile another thread modifies the QP, so a post
+ * often finds the QP's task busy.
+ */
+TEST_F_TIMEOUT(mcast, posted_then_destroyed, TEST_TIMEOUT_S)
+{
+	struct mrx *rx[] = { &self->rx[2], &self->rx[0] };
+	int round, j;
+
+	for (j = 0; j < 2; j++)
+		mrx_attach(_metadata, rx[j], &self->mgid, 1);
+	for (round = 0; round < POSTED_ROUNDS; round++)
+		posted_round(_metadata, self, rx, 2, round);
 }
 
 /* A group without QPs on a device: the datagram is counted and dropped. */
