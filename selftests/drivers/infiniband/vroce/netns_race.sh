@@ -9,7 +9,8 @@
 # The debugfs knob link_add_delay_ms holds "rdma link add" after it
 # took S's sockets and before it publishes the device, so that the move
 # lands in that window every time; other rounds race freely. Each step
-# must end within 5 s, nothing may be left (devices, netdevs, sockets),
+# must end within 5 s (30 s in a free round, which races the other lanes'
+# namespace churn), nothing may be left (devices, netdevs, sockets),
 # namespace teardown must not stall, and the kernel must not warn.
 #
 # NETNS_RACE_ROUNDS sets the number of free rounds; NETNS_RACE_FULL=1 runs
@@ -38,6 +39,10 @@ if vroce_debug_kernel && [ -z "${NETNS_RACE_FULL:-}" ]; then
 	EXCL_ROUNDS=5
 fi
 STEP_S=5
+# A free round's steps race the other lanes' namespace creations and
+# deletions, which hold RTNL: on a busy 2-vCPU guest its "rdma link add"
+# has taken longer than STEP_S. Its waits are hang guards with this bound.
+FREE_STEP_S=30
 # In shared mode ib_core gives a device a sysfs copy in every namespace
 # that has not gone through its exit yet, dying ones included: "rdma link
 # add" on the debug kernel took 0.5 s with no other namespace, 7 s with 50
@@ -272,7 +277,7 @@ sockets_follow_netdev() {
 # against the netdev's move to X (I even) or the deletion of S, started
 # after a random pause of up to 9 ms.
 free_round() {
-	local rc=0
+	local rc=0 STEP_S=$FREE_STEP_S
 
 	netns_barrier "$SETTLE_S" && new_pair || return 1
 	echo "$((RANDOM % ($1 % 4 * 3 + 1)))" >"$PARAM" || return 1
