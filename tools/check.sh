@@ -54,7 +54,10 @@
 # WARNING/BUG/KASAN/lockdep/kmemleak report (125), lost the guest (126) or
 # produced no results.
 #
-# The last line is always "N passed, N failed, N skipped". Exit status 1 if
+# The output ends with the time of each step and VM run ("Times"), then the
+# failures, each with up to 8 of the last lines its case (or, for a script
+# that failed on its own, the script) printed before the result. The last
+# line is always "N passed, N failed, N skipped". Exit status 1 if
 # anything failed or no test ran.
 #
 # Environment:
@@ -344,6 +347,13 @@ parse_tap() {
 	function fail(what) {
 		F++
 		fails[++nf] = kernel ": " what
+		keep_why()
+	}
+	# The kept lines (ctx) go with failure nf.
+	function keep_why(	i) {
+		for (i = 1; i <= nctx; i++)
+			why[nf, i] = ctx[i]
+		nwhy[nf] = nctx
 	}
 	# End of a script: its inner results count; its own result only when
 	# it has none, or when it failed without an inner failure to show.
@@ -363,7 +373,7 @@ parse_tap() {
 				fail(script ": " d " after " (ip + is) " results (plan " plan ")")
 		}
 		script = ""
-		ip = ifl = is = 0
+		ip = ifl = is = nctx = 0
 	}
 	/^# selftests: / {
 		close_script(0, "no result (runner stopped)")
@@ -402,9 +412,7 @@ parse_tap() {
 		else {
 			ifl++
 			fails[++nf] = kernel ": " script ": " desc($0, "^# not ok [0-9]+ ")
-			for (i = 1; i <= nctx; i++)
-				why[nf, i] = ctx[i]
-			nwhy[nf] = nctx
+			keep_why()
 		}
 		nctx = 0
 		next

@@ -784,7 +784,8 @@ static int cg_enter(const char *dir)
 
 /*
  * The memory cgroup @dir's usage, limit and events, in @buf (for a failure
- * message): "current=N max=N oom=N ..." or what could not be read.
+ * message): "memory.current: N memory.max: N memory.events: low N ...",
+ * with the error for a file that could not be read.
  */
 static const char *cg_usage(const char *dir, char *buf, size_t len)
 {
