@@ -20,7 +20,6 @@
 
 #include <linux/etherdevice.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 #include <net/inet_ecn.h>
 
 #include "qp.h"
@@ -30,13 +29,12 @@
 #include "task.h"
 #include "timers.h"
 #include "tx.h"
+#include "ubuf.h"
 
 /*
  * The requester's per-slot state, as large as the SQ ring. A user QP's is
- * charged and bounded like its ring (queue.c): vmalloc, so that a large SQ
- * does not first try hard for contiguous pages, and over the memory
- * cgroup's limit create_qp fails with ENOMEM instead of invoking the OOM
- * killer. Freed with kvfree() either way.
+ * charged and bounded like its ring (vroce_ubuf_alloc(), ubuf.c). Freed
+ * with kvfree() either way.
  */
 static struct vroce_swqe *vroce_xport_wqes_alloc(struct vroce_qp *qp)
 {
@@ -44,8 +42,7 @@ static struct vroce_swqe *vroce_xport_wqes_alloc(struct vroce_qp *qp)
 
 	if (!qp->is_user)
 		return kvcalloc(n, sizeof(*qp->req.wqes), GFP_KERNEL);
-	return __vmalloc(array_size(n, sizeof(*qp->req.wqes)),
-			 GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_RETRY_MAYFAIL);
+	return vroce_ubuf_alloc(array_size(n, sizeof(*qp->req.wqes)));
 }
 
 /**

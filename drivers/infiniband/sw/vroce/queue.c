@@ -32,10 +32,10 @@
  * receive WQEs by vroce_resp_get_rwqe() (resp.c: num_sge clamped to
  * max_sge; dma.length is not used, the SGEs' lengths are).
  *
- * Memory: a user ring is charged to the creating task's memory cgroup
- * (__GFP_ACCOUNT): any uverbs user can ask for rings of tens of MiB, and
- * the device limits are not per user. The pages are zeroed, so the tail
- * of the last page that user space maps holds nothing of the kernel's.
+ * Memory: a user ring comes from vroce_ubuf_alloc() (ubuf.c): charged to
+ * the creating task's memory cgroup, ENOMEM over its limit, and zeroed, so
+ * the tail of the last page that user space maps holds nothing of the
+ * kernel's.
  *
  * Lifetime of a user ring: the vmalloc buffer belongs to its
  * rdma_user_mmap_entry. Destroying the object removes the entry; ib_core
@@ -60,12 +60,13 @@
 
 #include "compat.h"
 #include "queue.h"
+#include "ubuf.h"
 #include "ucontext.h"
 
 /**
  * struct vroce_mmap_entry - an mmap()able user ring
  * @rentry: ib_core's entry; its last reference frees the ring
- * @buf: the buffer, from vroce_queue_alloc_user()
+ * @buf: the buffer, from vroce_ubuf_alloc()
  */
 struct vroce_mmap_entry {
 	struct rdma_user_mmap_entry rentry;
@@ -75,19 +76,6 @@ struct vroce_mmap_entry {
 static struct vroce_mmap_entry *to_mentry(struct rdma_user_mmap_entry *e)
 {
 	return container_of(e, struct vroce_mmap_entry, rentry);
-}
-
-/*
- * vmalloc_user() cannot charge a memory cgroup and the variant that takes
- * both VM_USERMAP and gfp flags is not exported: the buffer comes from
- * __vmalloc() (whole pages, zeroed) and vroce_mmap() maps its pages one by
- * one instead of remap_vmalloc_range(). A ring over the cgroup's limit
- * fails with ENOMEM instead of invoking the OOM killer (__GFP_RETRY_MAYFAIL).
- */
-static void *vroce_queue_alloc_user(size_t size)
-{
-	return __vmalloc(PAGE_ALIGN(size), GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-			 __GFP_RETRY_MAYFAIL);
 }
 
 static int vroce_queue_publish(struct vroce_queue *q, struct ib_udata *udata,
@@ -142,7 +130,7 @@ int vroce_queue_init(struct vroce_queue *q, struct ib_udata *udata,
 	if (q->buf_size == SIZE_MAX)
 		return -EINVAL;
 
-	q->buf = udata ? vroce_queue_alloc_user(q->buf_size) :
+	q->buf = udata ? vroce_ubuf_alloc(q->buf_size) :
 			 vzalloc(q->buf_size);
 	if (!q->buf)
 		return -ENOMEM;
