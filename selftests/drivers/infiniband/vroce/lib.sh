@@ -116,6 +116,24 @@ wait_for() {
 	done
 }
 
+# vroce_stuck_report PID: where PID, a command that outlived its bound, and
+# every task in D state wait in the kernel, a line each: "PID (comm) state:
+# innermost frames". One awk finds the D-state tasks: a process per task
+# is slow on a debug kernel.
+vroce_stuck_report() {
+	local d
+
+	for d in "/proc/$1" $(awk -v me="/proc/$1/stat" \
+			'$3 == "D" && FILENAME != me { print FILENAME }' \
+			/proc/[0-9]*/stat 2>/dev/null); do
+		d=${d%/stat}
+		echo "${d#/proc/} ($(cat "$d/comm" 2>/dev/null))" \
+			"$(awk '{ print $3 }' "$d/stat" 2>/dev/null):" \
+			"$(sed 's/^\[<[^>]*>\] //; s/+0x.*//' "$d/stack" 2>/dev/null |
+			   head -n 8 | paste -sd ' ')"
+	done
+}
+
 # nap S: sleep S seconds without starting a process (sleep(1) costs about
 # 0.1 s more in a TCG guest): a read that times out on a pipe with no
 # data, whose write end this shell holds open.
