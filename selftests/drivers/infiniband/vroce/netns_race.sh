@@ -9,7 +9,7 @@
 # The debugfs knob link_add_delay_ms holds "rdma link add" after it
 # took S's sockets and before it publishes the device, so that the move
 # lands in that window every time; other rounds race freely. Each step
-# must end within 5 s (30 s in a free round, which races the other lanes'
+# must end within 5 s (60 s in a free round, which races the other lanes'
 # namespace churn), nothing may be left (devices, netdevs, sockets),
 # namespace teardown must not stall, and the kernel must not warn.
 #
@@ -40,9 +40,12 @@ if vroce_debug_kernel && [ -z "${NETNS_RACE_FULL:-}" ]; then
 fi
 STEP_S=5
 # A free round's steps race the other lanes' namespace creations and
-# deletions, which hold RTNL: on a busy 2-vCPU guest its "rdma link add"
-# has taken longer than STEP_S. Its waits are hang guards with this bound.
-FREE_STEP_S=30
+# deletions, which hold RTNL: on a 2-vCPU guest sharing its host's two
+# cores with other guests, a free round's "rdma link add" has taken longer
+# than STEP_S, and its netdev move longer than 30 s. Its waits are hang
+# guards with this bound; one that expires says where the command and
+# every blocked task wait (vroce_stuck_report).
+FREE_STEP_S=60
 # In shared mode ib_core gives a device a sysfs copy in every namespace
 # that has not gone through its exit yet, dying ones included: "rdma link
 # add" on the debug kernel took 0.5 s with no other namespace, 7 s with 50
@@ -85,6 +88,7 @@ bounded() {
 	pid=$!
 	if ! wait_for "$STEP_S" eval "! kill -0 $pid 2>/dev/null"; then
 		echo "$desc: still running after $STEP_S s"
+		vroce_stuck_report "$pid"
 		return 1
 	fi
 	wait "$pid"
@@ -293,6 +297,7 @@ free_round() {
 	fi
 	if ! wait_for "$STEP_S" eval "! kill -0 $BG 2>/dev/null"; then
 		echo "rdma link add still running after $STEP_S s"
+		vroce_stuck_report "$BG"
 		return 1
 	fi
 	bg_wait BG || rc=$?
