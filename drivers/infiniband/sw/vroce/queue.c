@@ -37,7 +37,7 @@
  * the tail of the last page that user space maps holds nothing of the
  * kernel's.
  *
- * Lifetime of a user ring: the vmalloc buffer belongs to its
+ * Lifetime of a user ring: the buffer belongs to its
  * rdma_user_mmap_entry. Destroying the object removes the entry; ib_core
  * calls vroce_mmap_free() once no mmap() call holds the entry any more, and
  * that frees the buffer. Pages already mapped into a process hold their own

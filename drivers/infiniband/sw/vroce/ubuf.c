@@ -7,11 +7,13 @@
  * - the pages are charged to the caller's memory cgroup (__GFP_ACCOUNT);
  * - over the cgroup's limit the allocation fails with ENOMEM instead of
  *   invoking the OOM killer (__GFP_RETRY_MAYFAIL);
- * - a failure has uncharged every page it took before it returns.
+ * - a failure has freed every page it took before it returns (their
+ *   charge at most in the per-CPU stock the cgroup drains before it
+ *   reclaims).
  *
  * The last point is why the pages are allocated here and mapped with
  * vmap() instead of coming from __vmalloc(): a __vmalloc() that fails
- * part way releases its pages from a work item on newer kernels (7.2), so
+ * part way releases its pages from a work item on 7.2 (not on 6.1, 6.12), so
  * the cgroup stays at its limit for a moment after the ENOMEM, and the
  * caller's next charged allocation, even of one page, invokes the cgroup's
  * OOM killer. Measured on 7.2 with __vmalloc(): right after create_qp
@@ -21,7 +23,10 @@
  * The buffer is whole pages, zeroed (a ring's last page is mapped to user
  * space whole). vmap()'s VM_MAP_PUT_PAGES hands the pages and their array
  * to the mapping: vfree() releases all of it, as for a vmalloc() buffer,
- * and vmalloc_to_page() finds the pages for mmap().
+ * and vmalloc_to_page() finds the pages for mmap(). Unlike vmalloc memory,
+ * the pages count in neither VmallocUsed nor memory.stat's vmalloc, only
+ * as the cgroup's kernel memory, and KASAN has no redzone after a size
+ * that is not whole pages.
  *
  * Context: process context, may sleep; a fatal signal stops the
  * allocation (ENOMEM).
@@ -59,8 +64,8 @@ static unsigned long vroce_ubuf_get_pages(struct page **pages,
  * vroce_ubuf_alloc - a charged, zeroed, virtually contiguous buffer
  * @size: bytes, rounded up to whole pages
  *
- * Return: the buffer, to be freed with vfree(), or NULL with nothing left
- * allocated or charged.
+ * Return: the buffer, to be freed with vfree() (process context), or NULL
+ * with nothing left allocated.
  */
 void *vroce_ubuf_alloc(size_t size)
 {
@@ -71,8 +76,11 @@ void *vroce_ubuf_alloc(size_t size)
 	if (!size || size > (size_t)totalram_pages() << PAGE_SHIFT)
 		return NULL;
 	n = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	if (n > UINT_MAX)	/* vmap()'s count */
+		return NULL;
 	/* Not charged, as vmalloc()'s own page array. */
-	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL);
+	pages = kvcalloc(n, sizeof(*pages),
+			 GFP_KERNEL | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (!pages)
 		return NULL;
 	got = vroce_ubuf_get_pages(pages, n);
