@@ -17,7 +17,7 @@
 #
 # Output in build/bench/scale/: results.txt (one line per object kind and
 # device: "create KIND: X us/object (N objects, T s)", "destroy ...", the
-# slab+vmalloc growth and the test's verdicts), vm/ (console, dmesg, the
+# kernel memory growth and the test's verdicts), vm/ (console, dmesg, the
 # whole TAP in vm/ksft.tap).
 set -uo pipefail
 
@@ -52,7 +52,7 @@ rc=0
 	tr -d '\r' <"$OUT/vm/run.log" |
 		sed -n 's/^\(# \)\?\(\(ok\|not ok\) [0-9]* .*\)/\2/p
 			s/^\(# \)*\(\(create\|destroy\) .*\)/  \2/p
-			s/^\(# \)*\(slab+vmalloc: .*\)/  \2/p
+			s/^\(# \)*\(kernel memory: .*\)/  \2/p
 			s/^\(# \)*\(.*: the device.s limit is .*\)/  \2/p
 			s/^\(# \)*\(scale.sh took .*\)/\2/p'
 } >"$OUT/results.txt"

@@ -18,7 +18,7 @@
 # make check reaches for PDs (on 6.12), MRs and MWs.
 #
 # Each step prints the creation and destruction time per object and the
-# slab+vmalloc growth (a benchmark: printed, never asserted; also
+# kernel memory growth (a benchmark: printed, never asserted; also
 # tools/bench/scale.sh).
 #
 # SCALE_FULL=1 runs everything: SCALE_CAP 1001 (1,000 QPs), every limit of

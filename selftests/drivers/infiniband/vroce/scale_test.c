@@ -313,25 +313,35 @@ static int pair_traffic(void **objs, unsigned long n, int p, int npairs)
 	return 0;
 }
 
-/* Slab plus VmallocUsed of /proc/meminfo, in KiB; -1 if unreadable. */
+/*
+ * Kernel memory in KiB, from /proc/meminfo: MemTotal less MemFree, Buffers,
+ * Cached and AnonPages (user rings are pages of their own, counted neither
+ * in Slab nor in VmallocUsed); -1 if unreadable.
+ */
 static long kernel_kib(void)
 {
-	char line[128];
+	static const char * const keys[] = { "MemTotal:", "MemFree:",
+					     "Buffers:", "Cached:",
+					     "AnonPages:" };
+	char line[128], key[32];
+	int seen = 0, i;
 	long v, sum = 0;
-	int seen = 0;
 	FILE *f;
 
 	f = fopen("/proc/meminfo", "r");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Slab: %ld", &v) == 1 ||
-		    sscanf(line, "VmallocUsed: %ld", &v) == 1) {
-			sum += v;
-			seen++;
-		}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%31s %ld", key, &v) != 2)
+			continue;
+		for (i = 0; i < 5; i++)
+			if (!strcmp(key, keys[i])) {
+				sum += i ? -v : v;
+				seen++;
+			}
+	}
 	fclose(f);
-	return seen == 2 ? sum : -1;
+	return seen == 5 ? sum : -1;
 }
 
 static long peak_kib;
@@ -516,7 +526,7 @@ static int run_kind(const struct kind *k, unsigned long n, int want_errno)
 	free(objs);
 	/* Slab caches keep some freed objects: reported, not asserted. */
 	kib1 = kernel_kib();
-	note("slab+vmalloc: %ld KiB at start, +%ld KiB with the %s objects, %+ld KiB after destroying them\n",
+	note("kernel memory: %ld KiB at start, +%ld KiB with the %s objects, %+ld KiB after destroying them\n",
 	     kib0, peak_kib - kib0, k->name, kib1 - kib0);
 	return ret;
 }
