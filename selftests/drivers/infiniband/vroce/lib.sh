@@ -116,6 +116,17 @@ wait_for() {
 	done
 }
 
+# vroce_exited PID: PID has exited: it is gone, or a zombie. kill -0
+# succeeds on a zombie, and this shell may not reap a child before it
+# starts another process: a wait loop of builtins (wait_for, nap) saw an
+# "ip" that had ended as running for a whole minute.
+vroce_exited() {
+	local state=
+
+	read -r _ _ state _ 2>/dev/null <"/proc/$1/stat"
+	[ -z "$state" ] || [ "$state" = Z ]
+}
+
 # vroce_stuck_report PID: where PID, a command that outlived its bound, and
 # every task in D state wait in the kernel, a line each: "PID (comm) state:
 # innermost frames". One awk finds the D-state tasks: a process per task

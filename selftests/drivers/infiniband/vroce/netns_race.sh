@@ -9,7 +9,7 @@
 # The debugfs knob link_add_delay_ms holds "rdma link add" after it
 # took S's sockets and before it publishes the device, so that the move
 # lands in that window every time; other rounds race freely. Each step
-# must end within 5 s (60 s in a free round, which races the other lanes'
+# must end within 5 s (30 s in a free round, which races the other lanes'
 # namespace churn), nothing may be left (devices, netdevs, sockets),
 # namespace teardown must not stall, and the kernel must not warn.
 #
@@ -40,12 +40,10 @@ if vroce_debug_kernel && [ -z "${NETNS_RACE_FULL:-}" ]; then
 fi
 STEP_S=5
 # A free round's steps race the other lanes' namespace creations and
-# deletions, which hold RTNL: on a 2-vCPU guest sharing its host's two
-# cores with other guests, a free round's "rdma link add" has taken longer
-# than STEP_S, and its netdev move longer than 30 s. Its waits are hang
-# guards with this bound; one that expires says where the command and
-# every blocked task wait (vroce_stuck_report).
-FREE_STEP_S=60
+# deletions, which hold RTNL: its waits are hang guards with this bound;
+# one that expires says where the command and every blocked task wait
+# (vroce_stuck_report).
+FREE_STEP_S=30
 # In shared mode ib_core gives a device a sysfs copy in every namespace
 # that has not gone through its exit yet, dying ones included: "rdma link
 # add" on the debug kernel took 0.5 s with no other namespace, 7 s with 50
@@ -86,7 +84,7 @@ bounded() {
 	shift
 	"$@" 2>/dev/null &
 	pid=$!
-	if ! wait_for "$STEP_S" eval "! kill -0 $pid 2>/dev/null"; then
+	if ! wait_for "$STEP_S" vroce_exited "$pid"; then
 		echo "$desc: still running after $STEP_S s"
 		vroce_stuck_report "$pid"
 		return 1
@@ -195,7 +193,7 @@ window_round() {
 	s_ino=$(stat -L -c %i "/run/netns/$NS_S") || return 1
 	while t=$(now_ms) && ! add_opened_socket "$BG" "$s_ino"; do
 		unseen=$t
-		if ! kill -0 "$BG" 2>/dev/null ||
+		if vroce_exited "$BG" ||
 		   ((unseen - start > STEP_S * 1000)); then
 			echo "rdma link add did not open S's socket"
 			return 1
@@ -295,7 +293,7 @@ free_round() {
 	else
 		ip netns del "$NS_S"
 	fi
-	if ! wait_for "$STEP_S" eval "! kill -0 $BG 2>/dev/null"; then
+	if ! wait_for "$STEP_S" vroce_exited "$BG"; then
 		echo "rdma link add still running after $STEP_S s"
 		vroce_stuck_report "$BG"
 		return 1
@@ -378,7 +376,7 @@ exclusive_round() {
 		ip link del nra 2>/dev/null &
 		pid=$!
 	fi
-	if ! wait_for "$STEP_S" eval "! kill -0 $pid 2>/dev/null"; then
+	if ! wait_for "$STEP_S" vroce_exited "$pid"; then
 		echo "ip link del nra still running after $STEP_S s"
 		return 1
 	fi

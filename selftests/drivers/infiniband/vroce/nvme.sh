@@ -388,11 +388,11 @@ disconnect_under_io() {
 	(echo 1 >"/sys/class/nvme/$CTRL/delete_controller") >"$VROCE_LOG.disc" 2>&1 &
 	d=$!
 	# Where a slow one waits (the debug kernel's take seconds).
-	if ! wait_for 5 eval "! kill -0 $d 2>/dev/null"; then
+	if ! wait_for 5 vroce_exited "$d"; then
 		echo "controller deletion still running after 5 s, in:"
 		sed 's/^/  /' "/proc/$d/stack"
 	fi
-	if ! wait_for "$DISC_S" eval "! kill -0 $d 2>/dev/null"; then
+	if ! wait_for "$DISC_S" vroce_exited "$d"; then
 		echo "controller deletion under IO still running after $DISC_S s:"
 		sed 's/^/  /' "/proc/$d/stack" 2>/dev/null || echo "  (just ended)"
 		stop_io
@@ -404,7 +404,7 @@ disconnect_under_io() {
 		stop_io
 		return 1
 	fi
-	if ! wait_for "$DISC_S" eval "! kill -0 $w 2>/dev/null && ! kill -0 $r 2>/dev/null"; then
+	if ! wait_for "$DISC_S" eval "vroce_exited $w && vroce_exited $r"; then
 		echo "IO still running $DISC_S s after the disconnect"
 		io_stacks "$w" "$r"
 		stop_io
