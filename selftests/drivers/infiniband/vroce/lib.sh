@@ -117,9 +117,10 @@ wait_for() {
 }
 
 # vroce_exited PID: PID has exited: it is gone, or a zombie. kill -0
-# succeeds on a zombie, and this shell may not reap a child before it
-# starts another process: a wait loop of builtins (wait_for, nap) saw an
-# "ip" that had ended as running for a whole minute.
+# succeeds on a zombie, and a wait loop of builtins (wait_for, nap) starts
+# no process after which this shell would reap one: such a loop reported
+# an "ip" as running for a whole minute, and its /proc entry was gone as
+# soon as the report started a process.
 vroce_exited() {
 	local state=
 
