@@ -104,15 +104,10 @@ end_setup() {
 	EOF
 }
 
-# app DEV PEER GID PEER_GID OP: an rc_stream that runs until killed, at
-# nice 19: it busy-polls its CQs, and two of them at the shell's priority
-# left the shell that starts and times the operations waiting for a CPU
-# for seconds (11 s on the debug kernel), time that counted against the
-# operations' bound.
+# app DEV PEER GID PEER_GID OP: an rc_stream that runs until killed.
 app() {
 	VROCE_DEV=$1 VROCE_PEER_DEV=$2 VROCE_GID=$3 VROCE_PEER_GID=$4 \
-		nice -n 19 "$VROCE_BIN/rc_stream" "$5" 1048576 \
-		>>"$VROCE_LOG.apps" 2>&1 &
+		"$VROCE_BIN/rc_stream" "$5" 1048576 >>"$VROCE_LOG.apps" 2>&1 &
 	APPS+=($!)
 }
 
@@ -184,9 +179,16 @@ gone_within() {
 }
 
 # run_ops OPS: start each of OPS (a string of letters) after its own random
-# pause of up to 0.3 s, and wait for each, bounded.
+# pause of up to 0.3 s, and wait for each, bounded. The streams go to nice
+# 19 first: they busy-poll their CQs, and at the shell's priority they
+# left the shell that starts and times the operations waiting for a CPU
+# for seconds (11 s on the debug kernel), time that counted against the
+# operations' bound. (From the start they would move their first MiB too
+# slowly on the debug kernel.)
 run_ops() {
 	local ops=$1 i op pause rc=0
+
+	renice -n 19 -p "${APPS[@]}" >/dev/null 2>&1
 
 	OP_PIDS=()
 	OP_MS=
