@@ -160,12 +160,9 @@ op_cmd() {
 # The loop starts no process: on the debug kernel one per poll kept a vCPU
 # busy that the processes being waited for needed.
 gone_within() {
-	local end=$((${4:-$(now_ms)} + $2 * 1000)) state us
+	local end=$((${4:-$(now_ms)} + $2 * 1000)) us
 
-	while kill -0 "$1" 2>/dev/null; do
-		state=
-		read -r _ _ state _ 2>/dev/null <"/proc/$1/stat"
-		[ "$state" != Z ] || break
+	while ! vroce_exited "$1"; do
 		us=${EPOCHREALTIME//[.,]/}
 		if ((us / 1000 > end)); then
 			echo "$3 (pid $1) still there after $2 s:"
