@@ -39,12 +39,12 @@
 #   7.2                   SLICE_TESTS and pyverbs.sh (rdma-core 65's
 #                         pyverbs suite, rdma_rxe then vroce), leaner
 #                         matrices
-#   6.1, 7.2-rt           SLICE_TESTS (7.2-rt: but nvme.sh), leaner
-#                         matrices
+#   6.1                   SLICE_TESTS and FUZZ_TESTS, leaner matrices
+#   7.2-rt                SLICE_TESTS but nvme.sh, leaner matrices
 #
 # Results come from the KTAP each VM run leaves in build/check/<kernel>/
-# ksft.tap, not from exit codes (the 6.12 runner exits 0 on failure,
-# as tools/ksft.sh says). Counted: each result line a test script prints itself (the
+# ksft.tap, not from exit codes (tools/ksft.sh run exits 0 once the tests
+# ran). Counted: each result line a test script prints itself (the
 # runner re-prints them as "# ok N ..." / "# not ok N ..."; "# SKIP" ones
 # are skipped, "# TODO" ones too), plus one failure per script whose
 # top-level result failed (exit=N, TIMEOUT, crash) without an inner failure
@@ -69,6 +69,8 @@
 #   KCSAN_TESTS="rc.sh"                   the kcsan kernel's tests, unless
 #                                         TESTS is set (default: those that
 #                                         run traffic from several contexts)
+#   FUZZ_TESTS="ring_fuzz.sh"             what 6.1 runs beside the slice,
+#                                         unless TESTS is set
 #   SLICE_TESTS="rc.sh"                   the slice 6.1, 7.2-rt and 7.2 run,
 #                                         unless TESTS is set
 #   DEBUG2_TESTS="rc.sh"                  the debug kernel's tests its second
@@ -159,8 +161,13 @@ KCSAN_TESTS=${KCSAN_TESTS:-user_qp.sh ring_fuzz.sh lifecycle.sh inject.sh stall.
 # events and namespaces, ib_core and uverbs, the UDP tunnel, memory
 # registration, the transport, a kernel ULP), with the data path under
 # killed processes. The long stress runs, the fuzzers and the rest run on
-# 6.12 and the debug kernel.
+# 6.12 and the debug kernel (a slice of them on 6.1: FUZZ_TESTS).
 SLICE_TESTS=${SLICE_TESTS:-module.sh link.sh netns.sh rdma_core.sh verbs.sh mr.sh queues.sh user_qp.sh qkey.sh rtnl.sh kill.sh rc.sh ud.sh nvme.sh}
+
+# The oldest kernel also runs a bounded slice of each robustness test: the
+# two fuzzers (user rings, received frames), teardown under load and scale.
+# 6.12 and the debug kernel run them all.
+FUZZ_TESTS=${FUZZ_TESTS:-ring_fuzz.sh frame_fuzz.sh teardown.sh scale.sh}
 
 # The debug kernel's tests run in two VMs, "debug" and "debug.2" (these),
 # one in each lane: alone they would outlast the other lane by far. With
@@ -209,7 +216,7 @@ tests_for() {
 		;;
 	debug.2) echo "$DEBUG2_TESTS" ;;
 	kcsan) echo "$KCSAN_TESTS" ;;
-	6.1.*) echo "$SLICE_TESTS" ;;
+	6.1.*) echo "$SLICE_TESTS $FUZZ_TESTS" ;;
 	*-rt-*)
 		# Not nvme.sh: on 7.2-rt its second half (IO, a controller
 		# reset, a disconnect under IO) ends, every time, in "list_del
@@ -233,13 +240,13 @@ tests_for() {
 # the two lanes (run_vms).
 vm_weight() {
 	case $1 in
-	debug) echo 1265 ;;
-	debug.2) echo 1095 ;;
-	kcsan) echo 280 ;;
-	6.12.*) echo 1050 ;;
-	6.1.*) echo 220 ;;
-	*-rt-*) echo 470 ;;
-	*) echo 715 ;;
+	debug) echo 1680 ;;
+	debug.2) echo 1880 ;;
+	kcsan) echo 420 ;;
+	6.12.*) echo 1640 ;;
+	6.1.*) echo 420 ;;
+	*-rt-*) echo 410 ;;
+	*) echo 670 ;;
 	esac
 }
 
