@@ -162,7 +162,7 @@ KCSAN_TESTS=${KCSAN_TESTS:-user_qp.sh ring_fuzz.sh lifecycle.sh inject.sh stall.
 # registration, the transport, a kernel ULP), with the data path under
 # killed processes. The long stress runs, the fuzzers and the rest run on
 # 6.12 and the debug kernel (a slice of them on 6.1: FUZZ_TESTS).
-SLICE_TESTS=${SLICE_TESTS:-module.sh link.sh netns.sh rdma_core.sh verbs.sh mr.sh queues.sh user_qp.sh qkey.sh rtnl.sh kill.sh rc.sh ud.sh nvme.sh}
+SLICE_TESTS=${SLICE_TESTS:-module.sh link.sh netns.sh rdma_core.sh verbs.sh mr.sh odp.sh queues.sh user_qp.sh qkey.sh rtnl.sh kill.sh rc.sh ud.sh nvme.sh}
 
 # The oldest kernel also runs a bounded slice of each robustness test: the
 # two fuzzers (user rings, received frames), teardown under load and scale.

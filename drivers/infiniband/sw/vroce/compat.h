@@ -16,10 +16,15 @@
  * ib_device_ops.device_group (ib_core puts it in ibdev->groups[1]
  * at registration); none has rdma_set_device_sysfs_group(), which was
  * removed before 6.1.
+ * Equal too: the advise_mr verb, the MMU interval notifier's invalidate and
+ * ib_umem_odp_get(), _release(), _map_dma_and_lock(), _unmap_dma_pages()
+ * (the ODP umem's fields differ: compat_ib.h).
  * ib_core itself differs: it refuses IB_ACCESS_ON_DEMAND on a device without
- * ODP with EINVAL in 6.1 and EOPNOTSUPP in 6.12, before the driver is called;
- * and from 7.2 on it calls query_device at registration with no udata
- * (a zeroed one before), which vroce_query_device() takes on every kernel.
+ * ODP (vroce claims it where the kernel has
+ * CONFIG_INFINIBAND_ON_DEMAND_PAGING) with EINVAL in 6.1 and EOPNOTSUPP in
+ * 6.12, before the driver is called; and from 7.2 on it calls query_device
+ * at registration with no udata (a zeroed one before), which
+ * vroce_query_device() takes on every kernel.
  */
 #ifndef _VROCE_COMPAT_H
 #define _VROCE_COMPAT_H

@@ -7,9 +7,11 @@
 #define _VROCE_COMPAT_IB_H
 
 #include <linux/capability.h>
+#include <linux/hmm.h>
 #include <linux/version.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include <uapi/rdma/rdma_user_rxe.h>
@@ -189,6 +191,74 @@ static inline int vroce_compat_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
 #else
 #define VROCE_COMPAT_RESIZE_CQ_OP resize_cq
 #define vroce_compat_resize_cq vroce_resize_cq
+#endif
+
+/*
+ * On-demand paging (mr_odp.c). From 6.16 on (the hmm_dma_map rework of
+ * ib_umem_odp) the per-page state of an ODP umem is odp->map.pfn_list,
+ * HMM_PFN_VALID and HMM_PFN_WRITE saying what is mapped; before, it is
+ * odp->dma_list, ODP_READ_ALLOWED_BIT and ODP_WRITE_ALLOWED_BIT (the
+ * page in odp->pfn_list). Read only under umem_mutex, right after
+ * ib_umem_odp_map_dma_and_lock() returned. The page shift is PAGE_SHIFT
+ * (no IB_ACCESS_HUGETLB), so both lists have one entry per page.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+static inline struct page *
+vroce_compat_odp_page(struct ib_umem_odp *odp, unsigned long idx,
+		      bool *writable)
+{
+	unsigned long pfn = odp->map.pfn_list[idx];
+
+	*writable = pfn & HMM_PFN_WRITE;
+	return pfn & HMM_PFN_VALID ? hmm_pfn_to_page(pfn) : NULL;
+}
+#else
+static inline struct page *
+vroce_compat_odp_page(struct ib_umem_odp *odp, unsigned long idx,
+		      bool *writable)
+{
+	dma_addr_t dma = odp->dma_list[idx];
+
+	*writable = dma & ODP_WRITE_ALLOWED_BIT;
+	return dma & ODP_READ_ALLOWED_BIT ?
+	       hmm_pfn_to_page(odp->pfn_list[idx]) : NULL;
+}
+#endif
+
+/*
+ * The access_mask of ib_umem_odp_map_dma_and_lock(): HMM_PFN_WRITE or
+ * nothing from 6.16 on; ODP_READ_ALLOWED_BIT and maybe
+ * ODP_WRITE_ALLOWED_BIT before (0 is EINVAL there).
+ */
+static inline u64 vroce_compat_odp_access(bool write)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+	return write ? HMM_PFN_WRITE : 0;
+#else
+	return ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
+#endif
+}
+
+/*
+ * Does ib_umem_odp_unmap_dma_pages() mark the pages mapped for writing
+ * dirty? Before 6.16 it does; from 6.16 on only those it DMA-unmapped,
+ * which are none on a device without a DMA device (vroce): the driver
+ * marks them itself.
+ */
+#define VROCE_COMPAT_ODP_UNMAP_DIRTIES \
+	(LINUX_VERSION_CODE < KERNEL_VERSION(6, 16, 0))
+
+/*
+ * The ODP capability bits of RDMA FLUSH and ATOMIC WRITE: ib_core has
+ * them from 6.16 on; vroce claims them there only (the operations work on
+ * ODP MRs on every kernel that has them).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#define VROCE_COMPAT_ODP_SUPPORT_FLUSH IB_ODP_SUPPORT_FLUSH
+#define VROCE_COMPAT_ODP_SUPPORT_ATOMIC_WRITE IB_ODP_SUPPORT_ATOMIC_WRITE
+#else
+#define VROCE_COMPAT_ODP_SUPPORT_FLUSH 0
+#define VROCE_COMPAT_ODP_SUPPORT_ATOMIC_WRITE 0
 #endif
 
 #endif /* _VROCE_COMPAT_IB_H */

@@ -33,6 +33,7 @@
 #include "icrc.h"
 #include "local_op.h"
 #include "mr_copy.h"
+#include "mr_odp.h"
 #include "net.h"
 #include "netdev.h"
 #include "rx.h"
@@ -66,9 +67,12 @@ static int __init vroce_init(void)
 	err = vroce_task_init();
 	if (err)
 		goto err_icrc;
-	err = vroce_net_init();
+	err = vroce_odp_init();
 	if (err)
 		goto err_task;
+	err = vroce_net_init();
+	if (err)
+		goto err_odp;
 
 	vroce_debugfs_init();
 	vroce_rx_init();
@@ -90,6 +94,8 @@ err_rx:
 	vroce_rx_exit();
 	vroce_debugfs_exit();
 	vroce_net_exit();
+err_odp:
+	vroce_odp_exit();
 err_task:
 	vroce_task_exit();
 err_icrc:
@@ -107,6 +113,7 @@ static void __exit vroce_exit(void)
 	vroce_rx_exit();
 	vroce_debugfs_exit();
 	vroce_net_exit();
+	vroce_odp_exit();
 	vroce_task_exit();
 	vroce_icrc_exit();
 	vroce_rxe_guard_exit();

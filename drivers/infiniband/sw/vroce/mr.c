@@ -22,11 +22,13 @@
  *   MR, a receive WQE's cursor), so deregistration never waits for
  *   references.
  * - Every access to the memory (mr_copy.c) is bracketed by
- *   vroce_mr_enter() and vroce_mr_exit(), and never sleeps inside.
+ *   vroce_mr_enter() and vroce_mr_exit(), and never sleeps inside but to
+ *   fault in a page of an on-demand paging (ODP) MR (mr_odp.c).
  * - Deregistration: (1) erase the index, so no new lookup finds the MR;
  *   (2) mr_kill(): set ->dead, so no access starts, and wait for those in
- *   progress (->copies), a wait bounded by one copy of at most one frame,
- *   never by the network; (3) unpin and free the pages; (4) drop the
+ *   progress (->copies), a wait bounded by one copy of at most one frame
+ *   and, on an ODP MR, one page fault, never by the network; (3) unpin
+ *   and free the pages (an ODP MR's umem); (4) drop the
  *   table's reference. Whoever still holds a reference finds the MR dead:
  *   its next access fails, as a NIC's does on a key that is gone (a local
  *   protection error, or a remote access error NAK). The last
@@ -57,11 +59,13 @@
 #include <linux/wait_bit.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 
 #include "compat.h"
 #include "device.h"
 #include "mr.h"
 #include "mr_copy.h"
+#include "mr_odp.h"
 #include "mw.h"
 #include "query.h"
 
@@ -86,7 +90,8 @@ static u32 mr_index(u32 key)
 
 /*
  * May @access (with IB_ACCESS_FLUSH_PERSISTENT) be granted over @mr's
- * pages? Only if each is persistent memory; a DMA MR's are not known.
+ * pages? Only if each is persistent memory; a DMA or ODP MR's are not
+ * known (an ODP MR has no ->pages).
  */
 static bool mr_persistence_ok(const struct vroce_mr *mr, int access)
 {
@@ -109,12 +114,14 @@ static struct vroce_mr *mr_alloc(struct ib_pd *ibpd, enum vroce_mr_kind kind,
 				 int access)
 {
 	struct vroce_dev *vdev = to_vdev(ibpd->device);
+	int known = VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL;
 	struct vroce_mr *mr;
 
-	if (access & IB_ACCESS_ON_DEMAND)
-		return ERR_PTR(-EOPNOTSUPP);
+	/* On-demand paging only for ODP MRs: never pinned, DMA or fast-reg. */
+	if (kind == VROCE_MR_ODP)
+		known |= IB_ACCESS_ON_DEMAND;
 	/* Optional bits (relaxed ordering) may be ignored; others may not. */
-	if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
+	if (access & ~known)
 		return ERR_PTR(-EOPNOTSUPP);
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
@@ -140,6 +147,8 @@ static struct vroce_mr *mr_alloc(struct ib_pd *ibpd, enum vroce_mr_kind kind,
 /* Gives back the memory and the count: no access is in progress or starts. */
 static void mr_release(struct vroce_mr *mr)
 {
+	if (mr->odp)
+		vroce_odp_mr_release(mr);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	mr->umem = NULL;
@@ -183,7 +192,8 @@ static int mr_publish(struct vroce_mr *mr)
 /*
  * Step (2) of deregistration: no access starts after this, and those that
  * began have ended. Each is one copy or atomic that does not sleep, so the
- * wait is bounded by the longest copy (a frame), never by a peer.
+ * wait is bounded by the longest copy (a frame), never by a peer; on an
+ * ODP MR, by that and one page fault (mr_odp.c).
  */
 static void mr_kill(struct vroce_mr *mr)
 {
@@ -422,9 +432,32 @@ static int mr_collect_user_pages(struct vroce_mr *mr)
 	return 0;
 }
 
+/* Pin [@start, @start + @length) for @mr, a user MR. */
+static int mr_pin_user(struct vroce_mr *mr, u64 start, u64 length,
+		       int access)
+{
+	struct ib_device *ibdev = &mr->vdev->ibdev;
+	int err;
+
+	mr->umem = vroce_compat_umem_get(ibdev, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		mr->umem = NULL;
+		ibdev_dbg(ibdev, "cannot pin %llu bytes at %#llx: %pe\n",
+			  length, start, ERR_PTR(err));
+		return err;
+	}
+	return mr_collect_user_pages(mr);
+}
+
+/*
+ * A user MR: pinned, or with IB_ACCESS_ON_DEMAND an ODP MR (mr_odp.c),
+ * whose pages are found when accessed.
+ */
 struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
 {
+	bool odp = access & IB_ACCESS_ON_DEMAND;
 	struct vroce_mr *mr;
 	int err;
 
@@ -437,21 +470,16 @@ struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if ((start ^ iova) & ~PAGE_MASK)
 		return ERR_PTR(-EINVAL);
 
-	mr = mr_alloc(ibpd, VROCE_MR_USER, access);
+	mr = mr_alloc(ibpd, odp ? VROCE_MR_ODP : VROCE_MR_USER, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->iova = iova;
 	mr->length = length;
 
-	mr->umem = vroce_compat_umem_get(ibpd->device, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		mr->umem = NULL;
-		ibdev_dbg(ibpd->device, "cannot pin %llu bytes at %#llx: %pe\n",
-			  length, start, ERR_PTR(err));
-		goto err_free;
-	}
-	err = mr_collect_user_pages(mr);
+	if (odp)
+		err = vroce_odp_mr_init(mr, start, length, access);
+	else
+		err = mr_pin_user(mr, start, length, access);
 	if (err)
 		goto err_free;
 	if (!mr_persistence_ok(mr, access)) {
@@ -470,7 +498,8 @@ err_free:
 
 /*
  * In place only: a new PD and new access flags. A new translation
- * (IB_MR_REREG_TRANS) would re-pin the pages; vroce does not do that.
+ * (IB_MR_REREG_TRANS) would re-pin the pages, and IB_ACCESS_ON_DEMAND
+ * cannot come or go; vroce does not do that.
  * The rdma-core 44 rxe provider has no ibv_rereg_mr at all.
  */
 struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
@@ -479,18 +508,23 @@ struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 {
 	struct vroce_mr *mr = to_vmr(ibmr);
 	unsigned long irqflags;
+	struct ib_umem *umem;
 	int err = 0;
 
 	if (flags & ~(IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (mr->kind != VROCE_MR_USER)
+	if (mr->kind != VROCE_MR_USER && mr->kind != VROCE_MR_ODP)
 		return ERR_PTR(-EINVAL);
 
 	if (flags & IB_MR_REREG_ACCESS) {
-		if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		umem = mr->odp ? &mr->odp->umem : mr->umem;
+		if (!(access & IB_ACCESS_ON_DEMAND) != !mr->odp)
 			return ERR_PTR(-EOPNOTSUPP);
-		/* Pages pinned read-only cannot be made writable in place. */
-		if (ib_access_writable(access) && !mr->umem->writable)
+		if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL |
+			       IB_ACCESS_ON_DEMAND))
+			return ERR_PTR(-EOPNOTSUPP);
+		/* Memory taken read-only cannot be made writable in place. */
+		if (ib_access_writable(access) && !umem->writable)
 			return ERR_PTR(-EOPNOTSUPP);
 		if (!mr_persistence_ok(mr, access))
 			return ERR_PTR(-EINVAL);

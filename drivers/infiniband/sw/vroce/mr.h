@@ -11,6 +11,7 @@
 #include "compat.h"
 
 struct ib_umem;
+struct ib_umem_odp;
 struct vroce_dev;
 
 /*
@@ -38,6 +39,7 @@ enum vroce_mr_kind {
 	VROCE_MR_DMA,	/* get_dma_mr: iova is a kernel virtual address */
 	VROCE_MR_USER,	/* reg_user_mr: pinned user pages (ib_umem) */
 	VROCE_MR_FAST,	/* alloc_mr: a page list set by map_mr_sg */
+	VROCE_MR_ODP,	/* reg_user_mr, on-demand paging: faulted on access */
 };
 
 /**
@@ -57,6 +59,9 @@ enum vroce_mr_kind {
  * @pages: the region's pages, @iova's page first (user and fast-reg MRs)
  * @max_pages: size of @pages; page indices are bounded by it, always
  * @npages: pages mapped (fast-reg: by map_mr_sg)
+ * @odp: the on-demand paging umem of an ODP MR (@pages stays NULL)
+ * @odp_pages: an ODP MR's pages mapped now, one entry per page of @odp
+ *	(mr_odp.c; under @odp's umem_mutex)
  * @num_mw: memory windows bound to the MR (vroce_dev.mws' lock)
  * @mw_closed: deregistration started, no window may bind (vroce_dev.mws'
  *	lock)
@@ -82,6 +87,8 @@ struct vroce_mr {
 	struct page **pages;
 	u32 max_pages;
 	u32 npages;
+	struct ib_umem_odp *odp;
+	unsigned long *odp_pages;
 	u32 num_mw;
 	bool mw_closed;
 	refcount_t refs;
@@ -100,9 +107,10 @@ static inline struct vroce_mr *to_vmr(struct ib_mr *ibmr)
  * @mr: the MR
  *
  * Pairs with vroce_mr_exit(). Between the two, deregistration waits
- * (vroce_dereg_mr()), so the pages stay pinned and ->pages stays. The
- * access must not sleep or wait for anything: its length is the bound of
- * that wait.
+ * (vroce_dereg_mr()), so the pages stay pinned and ->pages stays (an ODP
+ * MR's umem stays). The access must not sleep or wait for anything but,
+ * on an ODP MR (mr_odp.c), its page fault and the umem's mutex: its
+ * length, with that fault, is the bound of that wait.
  *
  * Return: false if the MR is being or has been deregistered (then the
  * access fails, as a NIC's does on an invalid key).

@@ -8,6 +8,8 @@
  *   a kernel virtual address. A user or fast-reg MR's bytes live in
  *   ->pages, the page of ->iova first, mapped one at a time with
  *   kmap_local_page(); every page index is checked against ->max_pages.
+ *   An on-demand paging (ODP) MR's pages are faulted in when missing and
+ *   reached through vroce_odp_access() (mr_odp.c).
  * - struct vroce_sge_cursor walks a WQE's SGE list: each SGE's lkey is
  *   looked up (vroce_mr_get(), with the PD and access of the transfer)
  *   when the cursor reaches its first byte, and its range is checked once.
@@ -26,11 +28,12 @@
  *   must take its own page reference on what it keeps (vroce_tx_add_frag()
  *   does), and the holder may read them after the MR is gone.
  *
- * Callers hold a reference on every MR they pass (vroce_mr_get()); nothing
- * here sleeps, so all of it runs in any context. A reference keeps the MR's
- * structure, not its memory: each access here is bracketed by
- * vroce_mr_enter()/vroce_mr_exit(), and fails with -EACCES once the MR is
- * deregistered (mr.c).
+ * Callers hold a reference on every MR they pass (vroce_mr_get()). Nothing
+ * here sleeps but an access to an ODP MR, which may fault: that takes
+ * process context, where the transport's copies run (the QP's task; see
+ * mr_odp.c). A reference keeps the MR's structure, not its memory: each
+ * access here is bracketed by vroce_mr_enter()/vroce_mr_exit(), and fails
+ * with -EACCES once the MR is deregistered (mr.c).
  */
 
 #include <linux/highmem.h>
@@ -39,6 +42,7 @@
 
 #include "mr.h"
 #include "mr_copy.h"
+#include "mr_odp.h"
 
 /**
  * vroce_mr_range_ok - [@iova, @iova + @len) lies inside @mr
@@ -100,6 +104,29 @@ static int copy_pages(struct vroce_mr *mr, u64 offset, void *buf, u32 len,
 	return 0;
 }
 
+/* A copy to or from an ODP MR: the buffer's position and the direction. */
+struct odp_copy {
+	void *buf;
+	enum vroce_copy_dir dir;
+};
+
+static void odp_copy_piece(void *arg, void *va, u32 len)
+{
+	struct odp_copy *c = arg;
+
+	copy_dir(va, c->buf, len, c->dir);
+	c->buf += len;
+}
+
+static int odp_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
+		    enum vroce_copy_dir dir)
+{
+	struct odp_copy c = { .buf = buf, .dir = dir };
+
+	return vroce_odp_access(mr, iova, len, dir == VROCE_COPY_TO_MR,
+				odp_copy_piece, &c);
+}
+
 /**
  * vroce_mr_copy - copy between a kernel buffer and an MR
  * @mr: a referenced MR
@@ -108,8 +135,9 @@ static int copy_pages(struct vroce_mr *mr, u64 offset, void *buf, u32 len,
  * @len: bytes to copy (untrusted)
  * @dir: which way
  *
- * Return: 0, -EFAULT if the range is not inside @mr (nothing copied), or
- * -EACCES if @mr is deregistered.
+ * Context: process for an ODP MR (it may sleep); any for the others.
+ * Return: 0, -EFAULT if the range is not inside @mr (nothing copied) or an
+ * ODP MR's pages cannot be faulted in, or -EACCES if @mr is deregistered.
  */
 int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 		  enum vroce_copy_dir dir)
@@ -124,6 +152,8 @@ int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 		return -EACCES;
 	if (mr->kind == VROCE_MR_DMA)
 		copy_dir((void *)(uintptr_t)iova, buf, len, dir);
+	else if (mr->kind == VROCE_MR_ODP)
+		err = odp_copy(mr, iova, buf, len, dir);
 	else
 		err = copy_pages(mr, mr_page_offset(mr, iova), buf, len, dir);
 	vroce_mr_exit(mr);
@@ -175,8 +205,9 @@ int vroce_mr_flush(struct vroce_mr *mr, u64 iova, u64 len, bool persistent)
 		return -EFAULT;
 	if (!vroce_mr_enter(mr))
 		return -EACCES;
-	if (persistent && mr->kind == VROCE_MR_DMA)
-		err = -EFAULT;	/* cannot be: no DMA MR grants persistence */
+	if (persistent &&
+	    (mr->kind == VROCE_MR_DMA || mr->kind == VROCE_MR_ODP))
+		err = -EFAULT;	/* cannot be: neither grants persistence */
 	else if (persistent)
 		err = writeback_pages(mr, mr_page_offset(mr, iova), len);
 	vroce_mr_exit(mr);
@@ -195,6 +226,37 @@ static u64 atomic_do(atomic64_t *v, enum vroce_atomic_op op, u64 compare_add,
 	return atomic64_fetch_add(compare_add, v);
 }
 
+/* An atomic on an ODP MR: its operands, and the value before. */
+struct odp_atomic {
+	enum vroce_atomic_op op;
+	u64 compare_add;
+	u64 swap;
+	u64 orig;
+};
+
+static void odp_atomic_piece(void *arg, void *va, u32 len)
+{
+	struct odp_atomic *a = arg;
+
+	a->orig = atomic_do(va, a->op, a->compare_add, a->swap);
+}
+
+static int odp_atomic(struct vroce_mr *mr, u64 iova, enum vroce_atomic_op op,
+		      u64 compare_add, u64 swap, u64 *orig)
+{
+	struct odp_atomic a = {
+		.op = op, .compare_add = compare_add, .swap = swap,
+	};
+	int err;
+
+	/* Aligned: the 8 bytes are one piece. */
+	err = vroce_odp_access(mr, iova, sizeof(u64), true, odp_atomic_piece,
+			       &a);
+	if (!err)
+		*orig = a.orig;
+	return err;
+}
+
 /**
  * vroce_mr_atomic - compare-and-swap, fetch-and-add or write on MR memory
  * @mr: a referenced MR (the caller checked IB_ACCESS_REMOTE_ATOMIC, or
@@ -205,8 +267,10 @@ static u64 atomic_do(atomic64_t *v, enum vroce_atomic_op op, u64 compare_add,
  * @swap: the swap value (compare-and-swap)
  * @orig: the value before the operation, in CPU byte order
  *
+ * Context: process for an ODP MR (it may sleep); any for the others.
  * Return: 0, -EINVAL if @iova is not 8-byte aligned, -EFAULT if it is
- * not inside @mr, or -EACCES if @mr is deregistered.
+ * not inside @mr (or cannot be faulted in), or -EACCES if @mr is
+ * deregistered.
  */
 int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, enum vroce_atomic_op op,
 		    u64 compare_add, u64 swap, u64 *orig)
@@ -214,6 +278,7 @@ int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, enum vroce_atomic_op op,
 	struct page *page;
 	u64 offset;
 	void *va;
+	int err;
 
 	if (iova & (sizeof(u64) - 1))
 		return -EINVAL;
@@ -226,6 +291,11 @@ int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, enum vroce_atomic_op op,
 				  compare_add, swap);
 		vroce_mr_exit(mr);
 		return 0;
+	}
+	if (mr->kind == VROCE_MR_ODP) {
+		err = odp_atomic(mr, iova, op, compare_add, swap, orig);
+		vroce_mr_exit(mr);
+		return err;
 	}
 
 	/* Aligned: the 8 bytes never cross a page. */
@@ -341,7 +411,8 @@ int vroce_sge_copy(struct vroce_sge_cursor *cur, void *buf, u32 len,
  *
  * For a transmit without a copy: only a user MR, whose pages stay pinned
  * while it is registered (what @fn keeps of a page beyond that, it must
- * hold a reference on).
+ * hold a reference on); an ODP MR's pages may move at any time, so it is
+ * copied.
  *
  * Return: 0; -EAGAIN if @mr is not a user MR or the range takes more than
  * @max pieces (nothing handed out); -EFAULT if it is not inside @mr;

@@ -17,6 +17,7 @@
 #include "device.h"
 #include "mcast.h"
 #include "mr.h"
+#include "mr_odp.h"
 #include "mw.h"
 #include "ops.h"
 #include "pd.h"
@@ -34,6 +35,7 @@ const struct ib_device_ops vroce_dev_ops = {
 	/* /sys/class/infiniband/<dev>/cc/ (cc.c) */
 	.device_group = &vroce_cc_attr_group,
 
+	.advise_mr = vroce_advise_mr,
 	.alloc_hw_port_stats = vroce_alloc_hw_port_stats,
 	.alloc_mr = vroce_alloc_mr,
 	.alloc_mw = vroce_alloc_mw,

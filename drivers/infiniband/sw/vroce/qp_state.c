@@ -42,10 +42,15 @@
 #include "task.h"
 #include "timers.h"
 
-/* The RDMA FLUSH placement types a peer may ask for: kernels 6.2+. */
+/*
+ * The RDMA FLUSH placement types a peer may ask for: kernels 6.2+.
+ * IB_ACCESS_ON_DEMAND means nothing for a QP (the MRs say it) but is
+ * accepted, as rdma_rxe and mlx5 accept it: rdma-core's ODP tests give
+ * their QPs the access flags of their MRs.
+ */
 #define VROCE_QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			       VROCE_COMPAT_ACCESS_FLUSH)
+			       VROCE_COMPAT_ACCESS_FLUSH | IB_ACCESS_ON_DEMAND)
 
 static int vroce_qp_check_av(const struct rdma_ah_attr *ah)
 {

@@ -3,9 +3,9 @@
  * Device attributes. They state what the driver implements today and
  * nothing more. The queue limits are those of the rings (queue.c); the
  * RDMA read/atomic depths bound the transport's per-QP limits. Memory
- * regions (mr.c), fast registration and memory windows of type 1 and 2B
- * (local_op.c, mw.c) are implemented, and multicast groups of UD QPs
- * (mcast.c).
+ * regions (mr.c), on-demand paging MRs (mr_odp.c), fast registration and
+ * memory windows of type 1 and 2B (local_op.c, mw.c) are implemented, and
+ * multicast groups of UD QPs (mcast.c).
  *
  * The attributes are set once before registration and are read-only after.
  * ib_core copies them into ib_device.attrs when the device registers.
@@ -34,6 +34,31 @@ static void vroce_query_cap_counts(struct ib_device_attr *attr)
 	attr->max_cq = min_t(u32, attr->max_cq, cap);
 	attr->max_srq = min_t(u32, attr->max_srq, cap);
 	attr->max_qp = min_t(u32, attr->max_qp, cap);
+}
+
+/*
+ * On-demand paging (mr_odp.c), when the kernel has it: explicit ODP MRs
+ * (no implicit one), for every operation of RC QPs and for UD sends and
+ * receives (FLUSH and ATOMIC WRITE are claimed from 6.16 on, where ib_core
+ * has their bits).
+ */
+static void vroce_query_odp_caps(struct ib_device_attr *attr)
+{
+	struct ib_odp_caps *odp = &attr->odp_caps;
+
+	if (!IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING))
+		return;
+	attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+	odp->general_caps = IB_ODP_SUPPORT;
+	odp->per_transport_caps.rc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV |
+		VROCE_COMPAT_ODP_SUPPORT_FLUSH |
+		VROCE_COMPAT_ODP_SUPPORT_ATOMIC_WRITE;
+	odp->per_transport_caps.ud_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_SRQ_RECV;
 }
 
 void vroce_query_init_attrs(struct vroce_dev *vdev)
@@ -78,6 +103,7 @@ void vroce_query_init_attrs(struct vroce_dev *vdev)
 				 VROCE_COMPAT_DEVICE_ATOMIC_WRITE |
 				 VROCE_COMPAT_DEVICE_FLUSH;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	vroce_query_odp_caps(attr);
 }
 
 int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,

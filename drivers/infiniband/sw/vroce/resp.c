@@ -959,10 +959,14 @@ void vroce_resp_rx(struct vroce_qp *qp, struct sk_buff *skb)
 	consume_skb(skb);	/* handled, even if ignored: not a drop */
 }
 
-/* Where the next bytes of a READ response come from. */
+/*
+ * Where the next bytes of a READ response come from; @err: a copy failed
+ * (the MR went, or an ODP MR's page could not be faulted in).
+ */
 struct vroce_read_src {
 	struct vroce_mr *mr;
 	u64 va;
+	int err;
 };
 
 /* The next @len bytes of the response; tx.c may ask piece by piece. */
@@ -973,6 +977,8 @@ static int vroce_resp_read_fill(void *arg, void *dst, u32 len)
 
 	err = vroce_mr_copy(src->mr, src->va, dst, len, VROCE_COPY_FROM_MR);
 	src->va += len;
+	if (err)
+		src->err = err;
 	return err;
 }
 
@@ -1024,6 +1030,12 @@ static void vroce_resp_read_step(struct vroce_qp *qp)
 		pi.fill_ctx = &src;
 	}
 	vroce_tx(to_vdev(qp->ibqp.device), &pi, GFP_KERNEL);
+	/* Not sent: the memory could not be read, an access error too. */
+	if (unlikely(src.err)) {
+		vroce_resp_error(qp, rd->psn, VROCE_AETH_NAK_REM_ACC_ERR,
+				 IB_WC_REM_ACCESS_ERR);
+		return;
+	}
 
 	rd->va += len;
 	rd->resid -= len;
