@@ -38,12 +38,20 @@
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
 			 IBV_ACCESS_ON_DEMAND)
 
+/* A test's buffer: MAP_LEN bytes of anonymous memory and its MR. */
+struct odp_buf {
+	uint8_t *p;
+	struct ibv_mr *mr;
+	uint64_t va;	/* p's address in the MR (its iova) */
+};
+
 FIXTURE(odp) {
 	struct vroce_dev dev;
 	struct ibv_cq *cq_a;
 	struct ibv_cq *cq_b;
 	struct ibv_qp *a;	/* the requester */
 	struct ibv_qp *b;	/* the responder */
+	struct odp_buf buf[3];	/* the test's, freed by the teardown */
 };
 
 static struct ibv_qp *qp_new(struct vroce_dev *d, struct ibv_cq *cq)
@@ -100,6 +108,14 @@ FIXTURE_SETUP(odp)
 
 FIXTURE_TEARDOWN(odp)
 {
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(self->buf); i++)
+		if (self->buf[i].mr)
+			ibv_dereg_mr(self->buf[i].mr);
+	for (i = 0; i < ARRAY_SIZE(self->buf); i++)
+		if (self->buf[i].p)
+			munmap(self->buf[i].p, MAP_LEN);
 	if (self->a)
 		ibv_destroy_qp(self->a);
 	if (self->b)
@@ -111,78 +127,138 @@ FIXTURE_TEARDOWN(odp)
 	vroce_dev_close(&self->dev);
 }
 
-/* Fresh anonymous memory nobody touched; NULL on failure. */
-static uint8_t *map_fresh(int prot)
+/* The next free buffer of the test, mapped fresh: memory nobody touched. */
+static struct odp_buf *buf_map(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(odp) *self)
 {
-	void *p = mmap(NULL, MAP_LEN, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
+	unsigned int i = 0;
+	void *p;
 
-	return p == MAP_FAILED ? NULL : p;
+	while (self->buf[i].p)
+		ASSERT_GT(ARRAY_SIZE(self->buf), ++i);
+	p = mmap(NULL, MAP_LEN, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	self->buf[i].p = p;
+	return &self->buf[i];
+}
+
+/* Register all of @b with @access. */
+static void buf_reg(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(odp) *self, struct odp_buf *b, int access)
+{
+	b->mr = ibv_reg_mr(self->dev.pd, b->p, MAP_LEN, access);
+	ASSERT_NE(NULL, b->mr);
+	b->va = (uintptr_t)b->p;
+}
+
+/* Register each buffer mapped but not registered yet as an ODP MR. */
+static void reg_mapped(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(odp) *self)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(self->buf) && self->buf[i].p; i++)
+		if (!self->buf[i].mr)
+			buf_reg(_metadata, self, &self->buf[i], ODP_RW);
+}
+
+/* A fresh buffer registered as an ODP MR. */
+static struct odp_buf *odp_buf(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(odp) *self)
+{
+	struct odp_buf *b = buf_map(_metadata, self);
+
+	buf_reg(_metadata, self, b, ODP_RW);
+	return b;
+}
+
+/* Byte @i of pattern @seed. */
+static uint8_t pattern_byte(uint32_t seed, uint32_t i)
+{
+	return (uint8_t)((i * 2654435761u) >> 13) ^ seed;
+}
+
+static uint8_t zero_byte(uint32_t seed, uint32_t i)
+{
+	return 0;
 }
 
 static void pattern(uint8_t *p, uint32_t len, uint32_t seed)
 {
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)((i * 2654435761u) >> 13) ^ seed;
+	vroce_fill(p, len, seed, pattern_byte);
 }
 
 /* The first index where @p differs from pattern(@seed), or -1. */
 static long pattern_diff(const uint8_t *p, uint32_t len, uint32_t seed)
 {
-	uint8_t want;
-	uint32_t i;
-
-	for (i = 0; i < len; i++) {
-		want = (uint8_t)((i * 2654435761u) >> 13) ^ seed;
-		if (p[i] != want)
-			return i;
-	}
-	return -1;
+	return vroce_mismatch(p, len, seed, pattern_byte);
 }
 
 static long zero_diff(const uint8_t *p, uint32_t len)
 {
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i])
-			return i;
-	return -1;
+	return vroce_mismatch(p, len, 0, zero_byte);
 }
 
-/* Post one RDMA or atomic WR on @qp; 0 or an errno. */
-static int post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op,
-		     struct ibv_mr *mr, void *addr, uint32_t len,
-		     uint64_t raddr, uint32_t rkey, uint64_t id)
+/* The opcode of a successful completion of a WR of @op. */
+static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)addr, .length = len, .lkey = mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-
-	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
 	}
-	return ibv_post_send(qp, &wr, &bad);
 }
 
-/* RDMA WRITE or READ of @len bytes, and its successful completion. */
-#define RDMA_OK(op, wc_op, mr, addr, len, raddr, rkey)			\
-	do {								\
-		ASSERT_EQ(0, post_rdma(self->a, op, mr, addr, len,	\
-				       raddr, rkey, __LINE__));		\
-		ASSERT_WC(self->cq_a, self->a, __LINE__,		\
-			  IBV_WC_SUCCESS, wc_op, NULL);			\
-	} while (0)
+/*
+ * Post @wr on QP a and wait for its completion, which must be @status (and
+ * with success, of @wr's opcode). 0, or -1 after printing what failed.
+ */
+static int post_wc(FIXTURE_DATA(odp) *self, struct ibv_send_wr *wr,
+		   enum ibv_wc_status status)
+{
+	struct ibv_send_wr *bad;
+	int ret = ibv_post_send(self->a, wr, &bad);
+
+	if (ret) {
+		printf("# post_send of wr_id %llu: %s\n",
+		       (unsigned long long)wr->wr_id, strerror(ret));
+		fflush(stdout);
+		return -1;
+	}
+	return vroce_expect_wc(self->cq_a, self->a, wr->wr_id, status,
+			       wc_opcode(wr->opcode), POLL_TIMEOUT_S, NULL);
+}
+
+/*
+ * By QP a, @op (RDMA WRITE or READ) of @len bytes at @loff in @l, to or
+ * from @roff in @r; its completion must be @status. 0, or -1 after
+ * printing what failed.
+ */
+static int rdma(FIXTURE_DATA(odp) *self, enum ibv_wr_opcode op,
+		struct odp_buf *l, uint32_t loff, uint32_t len,
+		struct odp_buf *r, uint64_t roff, enum ibv_wc_status status)
+{
+	struct ibv_sge sge = { l->va + loff, len, l->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = r->va + roff, .sg_list = &sge, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = r->va + roff, .rkey = r->mr->rkey },
+	};
+
+	return post_wc(self, &wr, status);
+}
+
+/* An rdma() that must succeed. */
+#define RDMA_OK(op, l, loff, len, r, roff)				\
+	ASSERT_EQ(0, rdma(self, op, l, loff, len, r, roff, IBV_WC_SUCCESS))
 
 TEST_F(odp, caps)
 {
@@ -212,10 +288,9 @@ static int reg_errno(struct ibv_pd *pd, void *addr, size_t len, int access)
 
 TEST_F(odp, registration)
 {
-	uint8_t *p = map_fresh(PROT_READ | PROT_WRITE);
+	uint8_t *p = buf_map(_metadata, self)->p;
 	struct ibv_mr *mr;
 
-	ASSERT_NE(NULL, p);
 	mr = ibv_reg_mr(self->dev.pd, p + 100, LEN, ODP_RW);
 	ASSERT_NE(NULL, mr) TH_LOG("reg_mr ODP: %s", strerror(errno));
 	EXPECT_EQ(p + 100, mr->addr);
@@ -228,45 +303,26 @@ TEST_F(odp, registration)
 	EXPECT_EQ(EINVAL, reg_errno(self->dev.pd, NULL, SIZE_MAX, ODP_RW));
 	EXPECT_EQ(EOPNOTSUPP, reg_errno(self->dev.pd, p, PAGE,
 					ODP_RW | IBV_ACCESS_HUGETLB));
-	munmap(p, MAP_LEN);
 }
 
 /* WRITE into and READ out of memory nobody touched: faults both ways. */
 TEST_F(odp, write_read_untouched)
 {
-	uint8_t *src = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *dst = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *back = map_fresh(PROT_READ | PROT_WRITE);
-	struct ibv_mr *ms, *md, *mb;
+	struct odp_buf *src = buf_map(_metadata, self);
+	struct odp_buf *dst = buf_map(_metadata, self);
+	struct odp_buf *back = buf_map(_metadata, self);
 
-	ASSERT_NE(NULL, src);
-	ASSERT_NE(NULL, dst);
-	ASSERT_NE(NULL, back);
-	pattern(src, MAP_LEN, 1);
-	ms = ibv_reg_mr(self->dev.pd, src, MAP_LEN, ODP_RW);
-	md = ibv_reg_mr(self->dev.pd, dst, MAP_LEN, ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, back, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, ms);
-	ASSERT_NE(NULL, md);
-	ASSERT_NE(NULL, mb);
+	pattern(src->p, MAP_LEN, 1);
+	reg_mapped(_metadata, self);
 
-	RDMA_OK(IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE, ms, src + 7, LEN,
-		(uintptr_t)dst + 11, md->rkey);
-	EXPECT_EQ(0, memcmp(dst + 11, src + 7, LEN));
-	EXPECT_EQ(-1, zero_diff(dst, 11));
-	EXPECT_EQ(-1, zero_diff(dst + 11 + LEN, MAP_LEN - 11 - LEN));
+	RDMA_OK(IBV_WR_RDMA_WRITE, src, 7, LEN, dst, 11);
+	EXPECT_EQ(0, memcmp(dst->p + 11, src->p + 7, LEN));
+	EXPECT_EQ(-1, zero_diff(dst->p, 11));
+	EXPECT_EQ(-1, zero_diff(dst->p + 11 + LEN, MAP_LEN - 11 - LEN));
 
-	RDMA_OK(IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, mb, back + 3, LEN,
-		(uintptr_t)dst + 11, md->rkey);
-	EXPECT_EQ(0, memcmp(back + 3, src + 7, LEN));
-	EXPECT_EQ(-1, zero_diff(back, 3));
-
-	ibv_dereg_mr(ms);
-	ibv_dereg_mr(md);
-	ibv_dereg_mr(mb);
-	munmap(src, MAP_LEN);
-	munmap(dst, MAP_LEN);
-	munmap(back, MAP_LEN);
+	RDMA_OK(IBV_WR_RDMA_READ, back, 3, LEN, dst, 11);
+	EXPECT_EQ(0, memcmp(back->p + 3, src->p + 7, LEN));
+	EXPECT_EQ(-1, zero_diff(back->p, 3));
 }
 
 /*
@@ -275,35 +331,21 @@ TEST_F(odp, write_read_untouched)
  */
 TEST_F(odp, read_zero_page_then_cow)
 {
-	uint8_t *mem = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *back = map_fresh(PROT_READ | PROT_WRITE);
-	struct ibv_mr *mm, *mb;
+	struct odp_buf *mem = odp_buf(_metadata, self);
+	struct odp_buf *back = odp_buf(_metadata, self);
 
-	ASSERT_NE(NULL, mem);
-	ASSERT_NE(NULL, back);
-	mm = ibv_reg_mr(self->dev.pd, mem, MAP_LEN, ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, back, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, mm);
-	ASSERT_NE(NULL, mb);
-	memset(back, 0xee, MAP_LEN);
-	RDMA_OK(IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, mb, back, LEN,
-		(uintptr_t)mem, mm->rkey);
-	EXPECT_EQ(-1, zero_diff(back, LEN));
-	pattern(mem, MAP_LEN, 2);
-	RDMA_OK(IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, mb, back, LEN,
-		(uintptr_t)mem, mm->rkey);
-	EXPECT_EQ(-1, pattern_diff(back, LEN, 2));
-	ibv_dereg_mr(mm);
-	ibv_dereg_mr(mb);
-	munmap(mem, MAP_LEN);
-	munmap(back, MAP_LEN);
+	memset(back->p, 0xee, MAP_LEN);
+	RDMA_OK(IBV_WR_RDMA_READ, back, 0, LEN, mem, 0);
+	EXPECT_EQ(-1, zero_diff(back->p, LEN));
+	pattern(mem->p, MAP_LEN, 2);
+	RDMA_OK(IBV_WR_RDMA_READ, back, 0, LEN, mem, 0);
+	EXPECT_EQ(-1, pattern_diff(back->p, LEN, 2));
 }
 
 TEST_F(odp, send_recv_untouched)
 {
-	uint8_t *src = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *dst = map_fresh(PROT_READ | PROT_WRITE);
-	struct ibv_mr *ms, *md;
+	struct odp_buf *src = odp_buf(_metadata, self);
+	struct odp_buf *dst = odp_buf(_metadata, self);
 	struct ibv_sge rsge, ssge;
 	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rsge, .num_sge = 1 };
 	struct ibv_send_wr swr = {
@@ -311,76 +353,49 @@ TEST_F(odp, send_recv_untouched)
 		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
 	};
 	struct ibv_recv_wr *rbad;
-	struct ibv_send_wr *sbad;
 	struct ibv_wc wc;
 
-	ASSERT_NE(NULL, src);
-	ASSERT_NE(NULL, dst);
-	ms = ibv_reg_mr(self->dev.pd, src, MAP_LEN, ODP_RW);
-	md = ibv_reg_mr(self->dev.pd, dst, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, ms);
-	ASSERT_NE(NULL, md);
-	rsge = (struct ibv_sge){ (uintptr_t)dst + 5, LEN + 1, md->lkey };
-	ssge = (struct ibv_sge){ (uintptr_t)src + 9, LEN, ms->lkey };
-	pattern(src, MAP_LEN, 3);
+	rsge = (struct ibv_sge){ (uintptr_t)dst->p + 5, LEN + 1, dst->mr->lkey };
+	ssge = (struct ibv_sge){ (uintptr_t)src->p + 9, LEN, src->mr->lkey };
+	pattern(src->p, MAP_LEN, 3);
 	ASSERT_EQ(0, ibv_post_recv(self->b, &rwr, &rbad));
-	ASSERT_EQ(0, ibv_post_send(self->a, &swr, &sbad));
-	ASSERT_WC(self->cq_a, self->a, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL);
+	ASSERT_EQ(0, post_wc(self, &swr, IBV_WC_SUCCESS));
 	ASSERT_WC(self->cq_b, self->b, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
 	EXPECT_EQ(LEN, wc.byte_len);
-	EXPECT_EQ(0, memcmp(dst + 5, src + 9, LEN));
-	EXPECT_EQ(-1, zero_diff(dst + 5 + LEN, MAP_LEN - 5 - LEN));
-	ibv_dereg_mr(ms);
-	ibv_dereg_mr(md);
-	munmap(src, MAP_LEN);
-	munmap(dst, MAP_LEN);
+	EXPECT_EQ(0, memcmp(dst->p + 5, src->p + 9, LEN));
+	EXPECT_EQ(-1, zero_diff(dst->p + 5 + LEN, MAP_LEN - 5 - LEN));
 }
 
 /* Atomics on untouched memory; their results land in untouched memory. */
 TEST_F(odp, atomics_untouched)
 {
-	uint8_t *tgt = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *res = map_fresh(PROT_READ | PROT_WRITE);
-	uint64_t *r = (uint64_t *)(res + 3 * PAGE + 8);
-	uint64_t *t = (uint64_t *)(tgt + 2 * PAGE + 16);
-	struct ibv_mr *mt, *mr;
+	struct odp_buf *tgt = odp_buf(_metadata, self);
+	struct odp_buf *res = odp_buf(_metadata, self);
+	uint64_t *r = (uint64_t *)(res->p + 3 * PAGE + 8);
+	uint64_t *t = (uint64_t *)(tgt->p + 2 * PAGE + 16);
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+	};
 
-	ASSERT_NE(NULL, tgt);
-	ASSERT_NE(NULL, res);
-	mt = ibv_reg_mr(self->dev.pd, tgt, MAP_LEN, ODP_RW);
-	mr = ibv_reg_mr(self->dev.pd, res, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, mt);
-	ASSERT_NE(NULL, mr);
-	sge = (struct ibv_sge){ (uintptr_t)r, 8, mr->lkey };
+	sge = (struct ibv_sge){ (uintptr_t)r, 8, res->mr->lkey };
 	wr.wr.atomic.remote_addr = (uintptr_t)t;
-	wr.wr.atomic.rkey = mt->rkey;
+	wr.wr.atomic.rkey = tgt->mr->rkey;
 	wr.wr.atomic.compare_add = 0x1122334455667788ull;
-	ASSERT_EQ(0, ibv_post_send(self->a, &wr, &bad));
-	ASSERT_WC(self->cq_a, self->a, 7, IBV_WC_SUCCESS,
-		  IBV_WC_FETCH_ADD, NULL);
+	ASSERT_EQ(0, post_wc(self, &wr, IBV_WC_SUCCESS));
 	EXPECT_EQ(0, *r);
 	EXPECT_EQ(0x1122334455667788ull, *t);
 
 	/* The result page goes: the next result must fault it in again. */
-	ASSERT_EQ(0, madvise(res, MAP_LEN, MADV_DONTNEED));
+	ASSERT_EQ(0, madvise(res->p, MAP_LEN, MADV_DONTNEED));
 	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 	wr.wr.atomic.compare_add = 0x1122334455667788ull;
 	wr.wr.atomic.swap = 42;
-	ASSERT_EQ(0, ibv_post_send(self->a, &wr, &bad));
-	ASSERT_WC(self->cq_a, self->a, 7, IBV_WC_SUCCESS,
-		  IBV_WC_COMP_SWAP, NULL);
+	ASSERT_EQ(0, post_wc(self, &wr, IBV_WC_SUCCESS));
 	EXPECT_EQ(0x1122334455667788ull, *r);
 	EXPECT_EQ(42, *t);
-	ibv_dereg_mr(mt);
-	ibv_dereg_mr(mr);
-	munmap(tgt, MAP_LEN);
-	munmap(res, MAP_LEN);
 }
 
 /*
@@ -390,35 +405,22 @@ TEST_F(odp, atomics_untouched)
  */
 TEST_F(odp, dontneed_refault)
 {
-	uint8_t *mem = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *buf = map_fresh(PROT_READ | PROT_WRITE);
-	struct ibv_mr *mm, *mb;
+	struct odp_buf *mem = odp_buf(_metadata, self);
+	struct odp_buf *buf = odp_buf(_metadata, self);
 	uint32_t round;
 
-	ASSERT_NE(NULL, mem);
-	ASSERT_NE(NULL, buf);
-	mm = ibv_reg_mr(self->dev.pd, mem, MAP_LEN, ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, buf, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, mm);
-	ASSERT_NE(NULL, mb);
 	for (round = 10; round < 30; round++) {
-		pattern(buf, LEN, round);
-		RDMA_OK(IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE, mb, buf, LEN,
-			(uintptr_t)mem + 1, mm->rkey);
-		ASSERT_EQ(-1, pattern_diff(mem + 1, LEN, round))
+		pattern(buf->p, LEN, round);
+		RDMA_OK(IBV_WR_RDMA_WRITE, buf, 0, LEN, mem, 1);
+		ASSERT_EQ(-1, pattern_diff(mem->p + 1, LEN, round))
 			TH_LOG("round %u", round);
-		ASSERT_EQ(0, madvise(mem, MAP_LEN, MADV_DONTNEED));
-		ASSERT_EQ(0, madvise(buf, MAP_LEN, MADV_DONTNEED));
-		ASSERT_EQ(-1, zero_diff(mem, MAP_LEN));
-		memset(buf, 0xa5, LEN);
-		RDMA_OK(IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, mb, buf, LEN,
-			(uintptr_t)mem + 1, mm->rkey);
-		ASSERT_EQ(-1, zero_diff(buf, LEN)) TH_LOG("round %u", round);
+		ASSERT_EQ(0, madvise(mem->p, MAP_LEN, MADV_DONTNEED));
+		ASSERT_EQ(0, madvise(buf->p, MAP_LEN, MADV_DONTNEED));
+		ASSERT_EQ(-1, zero_diff(mem->p, MAP_LEN));
+		memset(buf->p, 0xa5, LEN);
+		RDMA_OK(IBV_WR_RDMA_READ, buf, 0, LEN, mem, 1);
+		ASSERT_EQ(-1, zero_diff(buf->p, LEN)) TH_LOG("round %u", round);
 	}
-	ibv_dereg_mr(mm);
-	ibv_dereg_mr(mb);
-	munmap(mem, MAP_LEN);
-	munmap(buf, MAP_LEN);
 }
 
 /*
@@ -428,118 +430,73 @@ TEST_F(odp, dontneed_refault)
  */
 TEST_F(odp, remap_same_range)
 {
-	uint8_t *mem = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *buf = map_fresh(PROT_READ | PROT_WRITE);
+	struct odp_buf *mem = odp_buf(_metadata, self);
+	struct odp_buf *buf = odp_buf(_metadata, self);
 	uint8_t *file = malloc(MAP_LEN);
-	struct ibv_mr *mm, *mb;
 	void *again;
 	int fd;
 
-	ASSERT_NE(NULL, mem);
-	ASSERT_NE(NULL, buf);
 	ASSERT_NE(NULL, file);
-	mm = ibv_reg_mr(self->dev.pd, mem, MAP_LEN, ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, buf, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, mm);
-	ASSERT_NE(NULL, mb);
-	pattern(mem, MAP_LEN, 4);
-	RDMA_OK(IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, mb, buf, LEN,
-		(uintptr_t)mem, mm->rkey);
-	ASSERT_EQ(-1, pattern_diff(buf, LEN, 4));
+	pattern(mem->p, MAP_LEN, 4);
+	RDMA_OK(IBV_WR_RDMA_READ, buf, 0, LEN, mem, 0);
+	ASSERT_EQ(-1, pattern_diff(buf->p, LEN, 4));
 
 	fd = memfd_create("odp_test", 0);
 	ASSERT_LE(0, fd);
 	pattern(file, MAP_LEN, 5);
 	ASSERT_EQ(MAP_LEN, pwrite(fd, file, MAP_LEN, 0));
-	ASSERT_EQ(0, munmap(mem, MAP_LEN));
-	again = mmap(mem, MAP_LEN, PROT_READ | PROT_WRITE,
+	ASSERT_EQ(0, munmap(mem->p, MAP_LEN));
+	again = mmap(mem->p, MAP_LEN, PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_FIXED, fd, 0);
-	ASSERT_EQ((void *)mem, again);
-	RDMA_OK(IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, mb, buf, LEN,
-		(uintptr_t)mem, mm->rkey);
-	EXPECT_EQ(-1, pattern_diff(buf, LEN, 5));
+	ASSERT_EQ((void *)mem->p, again);
+	RDMA_OK(IBV_WR_RDMA_READ, buf, 0, LEN, mem, 0);
+	EXPECT_EQ(-1, pattern_diff(buf->p, LEN, 5));
 
-	pattern(buf, LEN, 6);
-	RDMA_OK(IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE, mb, buf, LEN,
-		(uintptr_t)mem + PAGE, mm->rkey);
+	pattern(buf->p, LEN, 6);
+	RDMA_OK(IBV_WR_RDMA_WRITE, buf, 0, LEN, mem, PAGE);
 	ASSERT_EQ(MAP_LEN, pread(fd, file, MAP_LEN, 0));
 	EXPECT_EQ(-1, pattern_diff(file + PAGE, LEN, 6));
 	EXPECT_EQ(-1, pattern_diff(file, PAGE, 5));
 	close(fd);
-	ibv_dereg_mr(mm);
-	ibv_dereg_mr(mb);
-	munmap(mem, MAP_LEN);
-	munmap(buf, MAP_LEN);
 	free(file);
+}
+
+/*
+ * Two fresh ODP buffers, a remote one (mem) and a local one (buf); unmap
+ * the page at @hole of mem if @remote, else of buf. Then @op of three pages
+ * at buf, to or from @roff in mem, must complete with @status.
+ */
+static void hole_rdma(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(odp) *self, bool remote, uint32_t hole,
+		      enum ibv_wr_opcode op, uint32_t roff,
+		      enum ibv_wc_status status)
+{
+	struct odp_buf *mem = odp_buf(_metadata, self);
+	struct odp_buf *buf = odp_buf(_metadata, self);
+
+	ASSERT_EQ(0, munmap((remote ? mem : buf)->p + hole, PAGE));
+	ASSERT_EQ(0, rdma(self, op, buf, 0, 3 * PAGE, mem, roff, status));
 }
 
 /* A WRITE to an ODP range that is no longer mapped: remote access error. */
 TEST_F(odp, write_to_hole_fails)
 {
-	uint8_t *mem = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *buf = map_fresh(PROT_READ | PROT_WRITE);
-	struct ibv_mr *mm, *mb;
-
-	ASSERT_NE(NULL, mem);
-	ASSERT_NE(NULL, buf);
-	mm = ibv_reg_mr(self->dev.pd, mem, MAP_LEN, ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, buf, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, mm);
-	ASSERT_NE(NULL, mb);
-	ASSERT_EQ(0, munmap(mem + 2 * PAGE, PAGE));
-	ASSERT_EQ(0, post_rdma(self->a, IBV_WR_RDMA_WRITE, mb, buf, 3 * PAGE,
-			       (uintptr_t)mem + PAGE, mm->rkey, 9));
-	ASSERT_WC(self->cq_a, self->a, 9, IBV_WC_REM_ACCESS_ERR, 0, NULL);
-	ibv_dereg_mr(mm);
-	ibv_dereg_mr(mb);
-	munmap(mem, MAP_LEN);
-	munmap(buf, MAP_LEN);
+	hole_rdma(_metadata, self, true, 2 * PAGE, IBV_WR_RDMA_WRITE, PAGE,
+		  IBV_WC_REM_ACCESS_ERR);
 }
 
 /* A READ of an ODP range no longer mapped: remote access error. */
 TEST_F(odp, read_from_hole_fails)
 {
-	uint8_t *mem = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *buf = map_fresh(PROT_READ | PROT_WRITE);
-	struct ibv_mr *mm, *mb;
-
-	ASSERT_NE(NULL, mem);
-	ASSERT_NE(NULL, buf);
-	mm = ibv_reg_mr(self->dev.pd, mem, MAP_LEN, ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, buf, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, mm);
-	ASSERT_NE(NULL, mb);
-	ASSERT_EQ(0, munmap(mem + 3 * PAGE, PAGE));
-	ASSERT_EQ(0, post_rdma(self->a, IBV_WR_RDMA_READ, mb, buf, 3 * PAGE,
-			       (uintptr_t)mem + PAGE + 8, mm->rkey, 11));
-	ASSERT_WC(self->cq_a, self->a, 11, IBV_WC_REM_ACCESS_ERR, 0, NULL);
-	ibv_dereg_mr(mm);
-	ibv_dereg_mr(mb);
-	munmap(mem, MAP_LEN);
-	munmap(buf, MAP_LEN);
+	hole_rdma(_metadata, self, true, 3 * PAGE, IBV_WR_RDMA_READ, PAGE + 8,
+		  IBV_WC_REM_ACCESS_ERR);
 }
 
 /* A READ whose local ODP buffer has a hole: local protection error. */
 TEST_F(odp, read_into_hole_fails)
 {
-	uint8_t *mem = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *buf = map_fresh(PROT_READ | PROT_WRITE);
-	struct ibv_mr *mm, *mb;
-
-	ASSERT_NE(NULL, mem);
-	ASSERT_NE(NULL, buf);
-	mm = ibv_reg_mr(self->dev.pd, mem, MAP_LEN, ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, buf, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, mm);
-	ASSERT_NE(NULL, mb);
-	ASSERT_EQ(0, munmap(buf + PAGE, PAGE));
-	ASSERT_EQ(0, post_rdma(self->a, IBV_WR_RDMA_READ, mb, buf, 3 * PAGE,
-			       (uintptr_t)mem, mm->rkey, 12));
-	ASSERT_WC(self->cq_a, self->a, 12, IBV_WC_LOC_PROT_ERR, 0, NULL);
-	ibv_dereg_mr(mm);
-	ibv_dereg_mr(mb);
-	munmap(mem, MAP_LEN);
-	munmap(buf, MAP_LEN);
+	hole_rdma(_metadata, self, false, PAGE, IBV_WR_RDMA_READ, 0,
+		  IBV_WC_LOC_PROT_ERR);
 }
 
 /*
@@ -549,60 +506,38 @@ TEST_F(odp, read_into_hole_fails)
  */
 TEST_F(odp, write_to_read_only_fails)
 {
-	uint8_t *mem = mmap(NULL, MAP_LEN, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *buf = map_fresh(PROT_READ | PROT_WRITE);
-	struct ibv_mr *mm, *mb;
+	struct odp_buf *mem = buf_map(_metadata, self);
+	struct odp_buf *buf = buf_map(_metadata, self);
 
-	ASSERT_NE(MAP_FAILED, mem);
-	ASSERT_NE(NULL, buf);
-	pattern(mem, MAP_LEN, 7);
-	ASSERT_EQ(0, mprotect(mem, MAP_LEN, PROT_READ));
-	mm = ibv_reg_mr(self->dev.pd, mem, MAP_LEN, ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, buf, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, mm);
-	ASSERT_NE(NULL, mb);
-	RDMA_OK(IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, mb, buf, LEN,
-		(uintptr_t)mem, mm->rkey);
-	EXPECT_EQ(-1, pattern_diff(buf, LEN, 7));
-	ASSERT_EQ(0, post_rdma(self->a, IBV_WR_RDMA_WRITE, mb, buf, 8,
-			       (uintptr_t)mem + 64, mm->rkey, 10));
-	ASSERT_WC(self->cq_a, self->a, 10, IBV_WC_REM_ACCESS_ERR, 0, NULL);
-	EXPECT_EQ(-1, pattern_diff(mem, MAP_LEN, 7));
-	ibv_dereg_mr(mm);
-	ibv_dereg_mr(mb);
-	munmap(mem, MAP_LEN);
-	munmap(buf, MAP_LEN);
+	pattern(mem->p, MAP_LEN, 7);
+	ASSERT_EQ(0, mprotect(mem->p, MAP_LEN, PROT_READ));
+	reg_mapped(_metadata, self);
+	RDMA_OK(IBV_WR_RDMA_READ, buf, 0, LEN, mem, 0);
+	EXPECT_EQ(-1, pattern_diff(buf->p, LEN, 7));
+	ASSERT_EQ(0, rdma(self, IBV_WR_RDMA_WRITE, buf, 0, 8, mem, 64,
+			  IBV_WC_REM_ACCESS_ERR));
+	EXPECT_EQ(-1, pattern_diff(mem->p, MAP_LEN, 7));
 }
 
 /* An iova unlike the address (same page offset): the right bytes move. */
 TEST_F(odp, iova_not_address)
 {
-	uint8_t *mem = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *buf = map_fresh(PROT_READ | PROT_WRITE);
+	struct odp_buf *mem = buf_map(_metadata, self);
+	struct odp_buf *buf = odp_buf(_metadata, self);
 	uint64_t iova = 0x7e5500000000ull + 0x40;
-	struct ibv_mr *mm, *mb;
 
-	ASSERT_NE(NULL, mem);
-	ASSERT_NE(NULL, buf);
-	mm = ibv_reg_mr_iova2(self->dev.pd, mem + 0x40, MAP_LEN - 0x40, iova,
-			      ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, buf, MAP_LEN, ODP_RW);
-	ASSERT_NE(NULL, mm) TH_LOG("reg_mr_iova2: %s", strerror(errno));
-	ASSERT_NE(NULL, mb);
-	pattern(buf, LEN, 8);
-	RDMA_OK(IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE, mb, buf, LEN,
-		iova + PAGE, mm->rkey);
-	EXPECT_EQ(-1, pattern_diff(mem + 0x40 + PAGE, LEN, 8));
-	EXPECT_EQ(-1, zero_diff(mem, 0x40 + PAGE));
-	pattern(mem, MAP_LEN, 9);
-	RDMA_OK(IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, mb, buf, LEN,
-		iova + 3, mm->rkey);
-	EXPECT_EQ(0, memcmp(buf, mem + 0x43, LEN));
-	ibv_dereg_mr(mm);
-	ibv_dereg_mr(mb);
-	munmap(mem, MAP_LEN);
-	munmap(buf, MAP_LEN);
+	mem->mr = ibv_reg_mr_iova2(self->dev.pd, mem->p + 0x40, MAP_LEN - 0x40,
+				   iova, ODP_RW);
+	ASSERT_NE(NULL, mem->mr) TH_LOG("reg_mr_iova2: %s", strerror(errno));
+	/* mem->p + 0x40 is at iova: offsets in mem are offsets from p. */
+	mem->va = iova - 0x40;
+	pattern(buf->p, LEN, 8);
+	RDMA_OK(IBV_WR_RDMA_WRITE, buf, 0, LEN, mem, 0x40 + PAGE);
+	EXPECT_EQ(-1, pattern_diff(mem->p + 0x40 + PAGE, LEN, 8));
+	EXPECT_EQ(-1, zero_diff(mem->p, 0x40 + PAGE));
+	pattern(mem->p, MAP_LEN, 9);
+	RDMA_OK(IBV_WR_RDMA_READ, buf, 0, LEN, mem, 0x43);
+	EXPECT_EQ(0, memcmp(buf->p, mem->p + 0x43, LEN));
 }
 
 /* The ADVISE_MR method of uverbs (ibv_cmd_advise_mr()); 0 or an errno. */
@@ -651,49 +586,33 @@ TEST_F(odp, advise_prefetch)
 		IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 		IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
 	};
-	uint8_t *mem = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *buf = map_fresh(PROT_READ | PROT_WRITE);
-	uint8_t *pin = map_fresh(PROT_READ | PROT_WRITE);
-	struct ibv_mr *mm, *mb, *mp;
+	struct odp_buf *mem = odp_buf(_metadata, self);
+	struct odp_buf *buf = odp_buf(_metadata, self);
+	struct odp_buf *pin = buf_map(_metadata, self);
 	struct ibv_sge sge[2];
 	unsigned int i, flags;
 
-	ASSERT_NE(NULL, mem);
-	ASSERT_NE(NULL, buf);
-	ASSERT_NE(NULL, pin);
-	mm = ibv_reg_mr(self->dev.pd, mem, MAP_LEN, ODP_RW);
-	mb = ibv_reg_mr(self->dev.pd, buf, MAP_LEN, ODP_RW);
-	mp = ibv_reg_mr(self->dev.pd, pin, MAP_LEN, IBV_ACCESS_LOCAL_WRITE);
-	ASSERT_NE(NULL, mm);
-	ASSERT_NE(NULL, mb);
-	ASSERT_NE(NULL, mp);
+	buf_reg(_metadata, self, pin, IBV_ACCESS_LOCAL_WRITE);
 	for (i = 0; i < 6; i++) {
 		flags = i < 3 ? IB_UVERBS_ADVISE_MR_FLAG_FLUSH : 0;
-		ASSERT_EQ(0, madvise(mem, MAP_LEN, MADV_DONTNEED));
-		pattern(buf, LEN, 20 + i);
-		sge[0] = (struct ibv_sge){ (uintptr_t)mem + 5, LEN, mm->lkey };
-		sge[1] = (struct ibv_sge){ (uintptr_t)buf, LEN, mb->lkey };
+		ASSERT_EQ(0, madvise(mem->p, MAP_LEN, MADV_DONTNEED));
+		pattern(buf->p, LEN, 20 + i);
+		sge[0] = (struct ibv_sge){ mem->va + 5, LEN, mem->mr->lkey };
+		sge[1] = (struct ibv_sge){ buf->va, LEN, buf->mr->lkey };
 		ASSERT_EQ(0, advise(self->dev.pd, advice[i % 3], flags, sge, 2))
 			TH_LOG("advice %u flags %u", advice[i % 3], flags);
-		RDMA_OK(IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE, mb, buf, LEN,
-			(uintptr_t)mem + 5, mm->rkey);
-		EXPECT_EQ(-1, pattern_diff(mem + 5, LEN, 20 + i));
+		RDMA_OK(IBV_WR_RDMA_WRITE, buf, 0, LEN, mem, 5);
+		EXPECT_EQ(-1, pattern_diff(mem->p + 5, LEN, 20 + i));
 	}
 	/* Index 0 is never a key's. */
-	sge[0] = (struct ibv_sge){ (uintptr_t)mem, PAGE, mm->lkey & 0xff };
+	sge[0] = (struct ibv_sge){ mem->va, PAGE, mem->mr->lkey & 0xff };
 	EXPECT_EQ(EINVAL, advise(self->dev.pd, advice[0],
 				 IB_UVERBS_ADVISE_MR_FLAG_FLUSH, sge, 1));
-	sge[0] = (struct ibv_sge){ (uintptr_t)pin, PAGE, mp->lkey };
+	sge[0] = (struct ibv_sge){ pin->va, PAGE, pin->mr->lkey };
 	EXPECT_EQ(EINVAL, advise(self->dev.pd, advice[0],
 				 IB_UVERBS_ADVISE_MR_FLAG_FLUSH, sge, 1));
-	sge[0] = (struct ibv_sge){ (uintptr_t)mem + PAGE, MAP_LEN, mm->lkey };
+	sge[0] = (struct ibv_sge){ mem->va + PAGE, MAP_LEN, mem->mr->lkey };
 	EXPECT_EQ(EFAULT, advise(self->dev.pd, advice[1], 0, sge, 1));
-	ibv_dereg_mr(mm);
-	ibv_dereg_mr(mb);
-	ibv_dereg_mr(mp);
-	munmap(mem, MAP_LEN);
-	munmap(buf, MAP_LEN);
-	munmap(pin, MAP_LEN);
 }
 
 TEST_HARNESS_MAIN
