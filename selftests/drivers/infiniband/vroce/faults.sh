@@ -30,11 +30,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# failslab set to fail also allocations that may sleep, quietly, and the
+# veth pair fva/fvb, both up, in one ip batch.
 setup() {
 	echo N >$FAILSLAB/ignore-gfp-wait &&
 		echo 0 >$FAILSLAB/verbose &&
-		ip link add fva type veth peer name fvb &&
-		ip link set fva up && ip link set fvb up
+		ip -batch - <<-EOF
+			link add fva type veth peer name fvb
+			link set fva up
+			link set fvb up
+		EOF
 }
 
 # Fail the 1st, 2nd, ... fault site "rdma link add" reaches, until it
@@ -53,7 +58,7 @@ devinfo_under_failures() {
 
 still_works() {
 	rdma link add fv2 type vroce netdev fva &&
-		ibv_devinfo -d fv2 | grep -q PORT_ACTIVE &&
+		[[ $(ibv_devinfo -d fv2) == *PORT_ACTIVE* ]] &&
 		rdma link delete fv2
 }
 

@@ -10,7 +10,7 @@
 
 # The kselftest framework sits three levels up, in the build tree and in an
 # installed tree alike (not resolved through symlinks on purpose).
-VROCE_LIB_DIR=$(dirname "${BASH_SOURCE[0]}")
+VROCE_LIB_DIR=${BASH_SOURCE[0]%/*}
 VROCE_KTAP="$VROCE_LIB_DIR/../../../kselftest/ktap_helpers.sh"
 if [ ! -f "$VROCE_KTAP" ]; then
 	echo "1..0 # SKIP kselftest framework not found at $VROCE_KTAP"
@@ -19,9 +19,12 @@ fi
 # shellcheck source=/dev/null
 source "$VROCE_KTAP"
 
-VROCE_SRC_DIR=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-VROCE_REPO=$(readlink -f "$VROCE_SRC_DIR/../../../..")
-VROCE_KO=${VROCE_KO:-$VROCE_REPO/build/$(uname -r)/vroce.ko}
+# Builtins where they do (a process start is dear on the debug kernel).
+VROCE_SRC_DIR=$(readlink -f "${BASH_SOURCE[0]}")
+VROCE_SRC_DIR=${VROCE_SRC_DIR%/*}
+VROCE_REPO=${VROCE_SRC_DIR%/*/*/*/*}
+read -r VROCE_KREL </proc/sys/kernel/osrelease
+VROCE_KO=${VROCE_KO:-$VROCE_REPO/build/$VROCE_KREL/vroce.ko}
 VROCE_BIN=${VROCE_BIN:-$VROCE_LIB_DIR}
 VROCE_NETNS=()
 VROCE_LOG=$(mktemp /tmp/vroce-test.XXXXXX)
@@ -43,7 +46,7 @@ vroce_debug_kernel() {
 
 vroce_lean_kernel() {
 	vroce_debug_kernel && return 0
-	case "$(uname -r)" in 6.12.*) return 1 ;; esac
+	case $VROCE_KREL in 6.12.*) return 1 ;; esac
 	return 0
 }
 
@@ -63,7 +66,7 @@ vroce_lean_data_path() {
 vroce_require() {
 	local tool
 
-	[ "$(id -u)" = 0 ] || vroce_skip_all "must run as root"
+	[ "$EUID" = 0 ] || vroce_skip_all "must run as root"
 	for tool in "$@"; do
 		command -v "$tool" >/dev/null ||
 			vroce_skip_all "$tool not installed"
@@ -97,7 +100,7 @@ fails_with() {
 		echo "succeeded, expected failure with '$want': $*"
 		return 1
 	fi
-	if ! grep -qF -- "$want" <<<"$out"; then
+	if [[ $out != *"$want"* ]]; then
 		echo "expected '$want' from: $*"
 		echo "got: $out"
 		return 1
@@ -191,7 +194,11 @@ vroce_no_kernel_report() {
 		grep -E -m 5 'WARNING:|BUG:|Oops|KASAN|general protection|waiting for .* to become free'
 }
 
+# Loaded already: no modprobe (a process start costs most on the debug
+# kernel, and some scripts load vroce once a round).
 vroce_modprobe_deps() {
+	[ -d /sys/module/ib_uverbs ] && [ -d /sys/module/udp_tunnel ] &&
+		[ -d /sys/module/ip6_udp_tunnel ] && return 0
 	modprobe -a ib_core ib_uverbs udp_tunnel ip6_udp_tunnel 2>/dev/null
 	# Built-in on some kernels: only fail if ib_uverbs is really missing.
 	[ -d /sys/module/ib_uverbs ]
@@ -222,17 +229,17 @@ ns_add() {
 	echo "$ns"
 }
 
-# Every namespace of this script: those ns_add() recorded, and those it
-# made in a command substitution (NS=$(ns_add a)), whose record was lost
-# with the subshell, by their "-PID" suffix.
+# Every namespace of this script, in one ip batch: each is named NAME-PID
+# (ns_add's, and those a script names itself), so the glob finds those
+# made in a command substitution (NS=$(ns_add a)) too, whose record in
+# VROCE_NETNS was lost with the subshell.
 ns_del_all() {
-	local ns
+	local ns cmds=
 
-	for ns in "${VROCE_NETNS[@]}" \
-		  $(ip netns list 2>/dev/null | awk -v s="-$$" \
-			'substr($1, length($1) - length(s) + 1) == s { print $1 }'); do
-		ip netns del "$ns" 2>/dev/null
+	for ns in /run/netns/*-"$$"; do
+		[ -e "$ns" ] && cmds+="netns del ${ns##*/}"$'\n'
 	done
+	[ -z "$cmds" ] || ip -force -batch - <<<"$cmds" >/dev/null 2>&1
 	VROCE_NETNS=()
 }
 
@@ -299,8 +306,8 @@ vroce_gid() {
 		;;
 	?*)
 		IFS=. read -r o1 o2 o3 o4 <<<"$4"
-		want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-			"$o1" "$o2" "$o3" "$o4") || return 1
+		printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+			"$o1" "$o2" "$o3" "$o4" || return 1
 		;;
 	esac
 	[ "$2" = v1 ] && type="IB/RoCE v1"
@@ -333,14 +340,25 @@ udp_port_hold() {
 	local in_ns=()
 
 	[ -n "${1:-}" ] && in_ns=(ip netns exec "$1")
-	"${in_ns[@]}" python3 -c '
+	# -S: the standard library is enough, and the start the shorter.
+	"${in_ns[@]}" python3 -S -c '
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("0.0.0.0", 4791))
 print("bound", flush=True)
 time.sleep(600)' >"$VROCE_LOG.port" 2>&1 &
 	VROCE_PORT_PID=$!
-	wait_for 10 grep -q bound "$VROCE_LOG.port"
+	wait_for 10 vroce_file_has_line "$VROCE_LOG.port" bound
+}
+
+# vroce_file_has_line FILE LINE: a builtin grep -qx (wait_for polls it).
+vroce_file_has_line() {
+	local l
+
+	while read -r l; do
+		[ "$l" = "$2" ] && return 0
+	done 2>/dev/null <"$1"
+	return 1
 }
 
 udp_port_release() {
@@ -355,7 +373,7 @@ vroce_cleanup() {
 	ns_del_all
 	rm -f "$VROCE_LOG" "$VROCE_LOG".*
 	# make check sums these per kernel (tools/check.sh).
-	ktap_print_msg "$(basename "$0") took $SECONDS s"
+	ktap_print_msg "${0##*/} took $SECONDS s"
 }
 
 # vroce_inmodule_selftests NAME...: the whole of a script for the module's
@@ -439,30 +457,36 @@ vroce_test_dev_cleanup() {
 # EXEC_A and EXEC_B (ip netns exec in each), MACA and MACB (va's and vb's
 # MAC addresses). ns_del_all (vroce_cleanup) deletes them.
 vroce_veth_ns() {
-	local v6='' mtu=()
+	local v6=0 mtu='' a b
 
-	NSA=$(ns_add "$1") && NSB=$(ns_add "$2") || return 1
+	NSA=$1-$$ NSB=$2-$$
 	shift 2
 	while [ $# -gt 0 ]; do
 		case $1 in
 		v6) v6=1 ;;
-		mtu) mtu=(mtu "$2") && shift ;;
+		mtu) mtu="mtu $2" && shift ;;
 		*) echo "vroce_veth_ns: unknown option $1" && return 1 ;;
 		esac
 		shift
 	done
 	EXEC_A=(ip netns exec "$NSA") EXEC_B=(ip netns exec "$NSB")
-	ip -n "$NSA" link add va "${mtu[@]}" type veth \
-		peer name vb "${mtu[@]}" netns "$NSB" &&
-		ip -n "$NSA" addr add 192.0.2.1/24 dev va &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev vb || return 1
-	if [ -n "$v6" ]; then
-		ip -n "$NSA" addr add 2001:db8::1/64 dev va nodad &&
-			ip -n "$NSB" addr add 2001:db8::2/64 dev vb nodad ||
-			return 1
+	# Three ip batches (each stops at its first error) instead of an ip
+	# per step: a process start costs about 0.5 s on the debug kernel.
+	VROCE_NETNS+=("$NSA" "$NSB")
+	a="link set lo up
+link add va $mtu type veth peer name vb $mtu netns $NSB
+addr add 192.0.2.1/24 dev va"
+	b="link set lo up
+addr add 192.0.2.2/24 dev vb"
+	if [ "$v6" = 1 ]; then
+		a+=$'\n'"addr add 2001:db8::1/64 dev va nodad"
+		b+=$'\n'"addr add 2001:db8::2/64 dev vb nodad"
 	fi
+	a+=$'\n'"link set va up"
+	b+=$'\n'"link set vb up"
 	# shellcheck disable=SC2034 # the calling script's
-	ip -n "$NSA" link set va up && ip -n "$NSB" link set vb up &&
+	ip -batch - <<<"netns add $NSA"$'\n'"netns add $NSB" &&
+		ip -n "$NSA" -batch - <<<"$a" && ip -n "$NSB" -batch - <<<"$b" &&
 		MACA=$(ip netns exec "$NSA" cat /sys/class/net/va/address) &&
 		MACB=$(ip netns exec "$NSB" cat /sys/class/net/vb/address)
 }

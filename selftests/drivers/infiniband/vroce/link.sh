@@ -11,59 +11,86 @@ vroce_require ip rdma ibv_devices python3
 cleanup() {
 	udp_port_release
 	wait 2>/dev/null
-	ip link del lva 2>/dev/null
-	ip link del lbr 2>/dev/null
-	ip link del lbond 2>/dev/null
-	ip link del ldum 2>/dev/null
+	ip -force -batch - 2>/dev/null <<-EOF
+		link del lva
+		link del lbr
+		link del lbond
+		link del ldum
+	EOF
 	vroce_unload
 	vroce_cleanup
 }
 trap cleanup EXIT
 
-# add_del DEV NETDEV: create, check every view of it, delete, check it is gone.
-add_del() {
-	local dev="$1" ndev="$2"
+# netdev_is DEV NETDEV: "rdma link" shows DEV's port 1 over NETDEV.
+netdev_is() {
+	local out
 
-	ip link set "$ndev" up || return 1
+	out=$(rdma link show "$1/1") || return 1
+	[[ $out =~ \ netdev\ ([^ ]*) ]] && [ "${BASH_REMATCH[1]}" = "$2" ] &&
+		return 0
+	echo "rdma link shows: $out"
+	return 1
+}
+
+# add_del DEV NETDEV ARGS...: "ip link add ARGS" makes NETDEV, set up;
+# create DEV over it, check every view of it, delete, check it is gone.
+add_del() {
+	local dev="$1" ndev="$2" out
+
+	ip -batch - <<-EOF || return 1
+		link add ${*:3}
+		link set $ndev up
+	EOF
 	rdma link add "$dev" type vroce netdev "$ndev" || return 1
 	rdma_dev_exists "$dev" || return 1
-	[ "$(rdma_dev_netdev "$dev")" = "$ndev" ] || {
-		echo "rdma link shows netdev '$(rdma_dev_netdev "$dev")'"
-		return 1
-	}
-	ibv_devices | grep -qw "$dev" || return 1
+	netdev_is "$dev" "$ndev" || return 1
+	out=$(ibv_devices) || return 1
+	[[ $out =~ (^|[^[:alnum:]_])$dev([^[:alnum:]_]|$) ]] || return 1
 	rdma link delete "$dev" || return 1
 	rdma_dev_gone "$dev"
 }
 
 over_veth() {
-	ip link add lva type veth peer name lvb && add_del lv0 lva
+	add_del lv0 lva lva type veth peer name lvb
 }
 
 over_bridge() {
-	ip link add lbr type bridge && add_del lv0 lbr
+	add_del lv0 lbr lbr type bridge
 }
 
 over_bond() {
-	ip link add lbond type bond mode active-backup && add_del lv0 lbond
+	add_del lv0 lbond lbond type bond mode active-backup
 }
 
 over_vlan() {
-	ip link add link lva name lva.10 type vlan id 10 && add_del lv0 lva.10
+	add_del lv0 lva.10 link lva name lva.10 type vlan id 10
 }
 
 over_macvlan() {
-	ip link add link lva name lmv type macvlan mode bridge &&
-		add_del lv0 lmv
+	add_del lv0 lmv link lva name lmv type macvlan mode bridge
 }
 
 over_dummy() {
-	ip link add ldum type dummy && add_del lv0 ldum
+	add_del lv0 ldum ldum type dummy
 }
 
 # No vroce device, and nothing under that name, after a failed add.
 nothing_left() {
-	rdma_dev_gone "$1" && ! rdma link show | grep -q "^link $1/"
+	local out
+
+	rdma_dev_gone "$1" || return 1
+	out=$(rdma link show)
+	[[ $'\n'$out != *$'\n'"link $1/"* ]]
+}
+
+# dmesg_has MARK TEXT: a kernel message since MARK (dmesg_mark) holds
+# TEXT (a fixed string); print it.
+dmesg_has() {
+	dmesg | awk -v mark="vroce-test: $1" -v text="$2" '
+		on && index($0, text) { print; found = 1; exit }
+		substr($0, length($0) - length(mark) + 1) == mark { on = 1 }
+		END { exit !found }'
 }
 
 missing_netdev() {
@@ -76,8 +103,8 @@ not_ethernet() {
 	dmesg_mark not-ethernet
 	fails_with "Invalid argument" rdma link add lbad type vroce netdev lo &&
 		nothing_left lbad &&
-		dmesg_since not-ethernet |
-		grep -q "vroce: cannot add lbad: lo is not an Ethernet device"
+		dmesg_has not-ethernet \
+			"vroce: cannot add lbad: lo is not an Ethernet device"
 }
 
 second_device_same_netdev() {
@@ -85,23 +112,22 @@ second_device_same_netdev() {
 	dmesg_mark twice
 	fails_with "File exists" rdma link add lv2 type vroce netdev lvb &&
 		nothing_left lv2 && rdma_dev_exists lv1 &&
-		dmesg_since twice | grep -q "vroce: lvb already has a vroce device"
+		dmesg_has twice "vroce: lvb already has a vroce device"
 }
 
 same_name_twice() {
 	dmesg_mark same-name
 	fails_with "File exists" rdma link add lv1 type vroce netdev lva &&
-		dmesg_since same-name |
-		grep -q "vroce: cannot add lv1 over lva: an RDMA device of that name exists" &&
-		rdma_dev_exists lv1 &&
-		[ "$(rdma_dev_netdev lv1)" = lvb ] &&
+		dmesg_has same-name \
+			"vroce: cannot add lv1 over lva: an RDMA device of that name exists" &&
+		rdma_dev_exists lv1 && netdev_is lv1 lvb &&
 		rdma link delete lv1 && rdma_dev_gone lv1
 }
 
 # The message names the namespace (as /proc/PID/ns/net does) and the
 # inode of the socket holding the port (as /proc/net/udp does).
 port_taken_in_netns() {
-	local ns nsid ino want
+	local ns nsid addr inode ino='' want
 
 	ns=$(ns_add link) || return 1
 	ip -n "$ns" link add pva type veth peer name pvb || return 1
@@ -110,13 +136,16 @@ port_taken_in_netns() {
 		cat "$VROCE_LOG.port"
 		return 1
 	fi
-	nsid=$(ip netns exec "$ns" readlink /proc/self/ns/net) || return 1
+	# The holder runs in the namespace: its /proc/PID/ns/net and
+	# /proc/PID/net are the namespace's.
+	nsid=$(readlink "/proc/$VROCE_PORT_PID/ns/net") || return 1
 	# The inode column of /proc/net/udp (port 4791 is 12B7).
-	ino=$(ip netns exec "$ns" awk '$2 ~ /:12B7$/ { print $10; exit }' \
-	      /proc/net/udp)
+	while read -r _ addr _ _ _ _ _ _ _ inode _; do
+		[[ $addr == *:12B7 ]] && ino=$inode && break
+	done <"/proc/$VROCE_PORT_PID/net/udp"
 	if [ -z "$ino" ]; then
 		echo "no socket inode for UDP 4791 in /proc/net/udp:"
-		ip netns exec "$ns" cat /proc/net/udp
+		cat "/proc/$VROCE_PORT_PID/net/udp"
 		return 1
 	fi
 	echo "holder: $nsid, socket inode $ino"
@@ -131,8 +160,7 @@ port_taken_in_netns() {
 	fails_with "Address already in use" \
 		ip netns exec "$ns" rdma link add lbad type vroce netdev pva &&
 		nothing_left lbad &&
-		dmesg_since port-in-ns |
-		grep -F "$want"
+		dmesg_has port-in-ns "$want"
 	local rc=$?
 
 	[ "$rc" = 0 ] || dmesg_since port-in-ns | grep vroce

@@ -18,10 +18,29 @@ cleanup() {
 	udp_port_release
 	wait 2>/dev/null
 	vroce_unload 2>/dev/null
-	rmmod rdma_rxe 2>/dev/null
+	[ ! -d /sys/module/rdma_rxe ] || rmmod rdma_rxe 2>/dev/null
 	vroce_cleanup
 }
 trap cleanup EXIT
+
+# has_line FILE PREFIX: a line of FILE starts with PREFIX. Builtins only:
+# it is polled while a program starts, seconds on the debug kernel.
+has_line() {
+	local l
+
+	while read -r l || [ -n "$l" ]; do
+		[[ $l == "$2"* ]] && return 0
+		l=
+	done <"$1"
+	return 1
+}
+
+# dmesg_has MARK RE: dmesg_since MARK has a line that matches the basic
+# regular expression RE (sed exits 9 at the first).
+dmesg_has() {
+	dmesg | sed -n "/vroce-test: $1\$/,\${/$2/q9}"
+	[ "${PIPESTATUS[1]}" = 9 ]
+}
 
 load_unload() {
 	vroce_load && vroce_loaded && vroce_unload && ! vroce_loaded
@@ -30,7 +49,7 @@ load_unload() {
 refuses_when_port_taken() {
 	local out
 
-	udp_port_hold || return 1
+	udp_port_hold "" || return 1
 	dmesg_mark port-taken
 	vroce_modprobe_deps
 	if out=$(insmod "$VROCE_KO" 2>&1); then
@@ -40,17 +59,25 @@ refuses_when_port_taken() {
 	fi
 	udp_port_release
 	echo "$out"
-	grep -q "Address already in use" <<<"$out" || return 1
-	dmesg_since port-taken | grep -q "vroce: UDP port 4791 is already in use.*rdma_rxe"
+	[[ $out == *"Address already in use"* ]] &&
+		dmesg_has port-taken "vroce: UDP port 4791 is already in use.*rdma_rxe"
 }
 
 loads_after_port_released() {
 	load_unload
 }
 
-# Whether UDP 4791 is bound in init_net.
+# Whether UDP 4791 (hex 12B7) is bound in init_net: the sockets "ss -uan"
+# lists, read from /proc/net/udp and udp6.
 port_bound() {
-	ss -Huan "sport = :4791" | grep -q 4791
+	local f addr
+
+	for f in /proc/net/udp /proc/net/udp6; do
+		while read -r _ addr _; do
+			[[ $addr == *:12B7 ]] && return 0
+		done <"$f"
+	done
+	return 1
 }
 
 # rdma_rxe and vroce share a driver id, and rdma_rxe takes every device with
@@ -67,8 +94,8 @@ rxe_refused_while_loaded() {
 		return 1
 	fi
 	echo "$out"
-	grep -q "busy" <<<"$out" &&
-		dmesg_since rxe-refused | grep -q "vroce: refusing to let rdma_rxe load" &&
+	[[ $out == *busy* ]] &&
+		dmesg_has rxe-refused "vroce: refusing to let rdma_rxe load" &&
 		vroce_loaded && port_bound && vroce_unload
 }
 
@@ -83,19 +110,32 @@ vroce_refused_while_rxe_loaded() {
 	fi
 	echo "$out"
 	rmmod rdma_rxe || return 1
-	grep -q "Device or resource busy" <<<"$out" &&
-		dmesg_since vroce-refused | grep -q "vroce: rdma_rxe is loaded"
+	[[ $out == *"Device or resource busy"* ]] &&
+		dmesg_has vroce-refused "vroce: rdma_rxe is loaded"
 }
 
+# add_devices: modv0 and modv1 over the veth pair mva/mvb in init_net, and
+# modv2 over nva in the namespace NS (ns_add's, with lo up), in an ip or
+# rdma batch per namespace.
 add_devices() {
 	local i
 
-	NS=$(ns_add mod) || return 1
-	ip link add mva type veth peer name mvb || return 1
-	ip link set mva up && ip link set mvb up || return 1
-	ip -n "$NS" link add nva type veth peer name nvb || return 1
-	rdma link add modv0 type vroce netdev mva || return 1
-	rdma link add modv1 type vroce netdev mvb || return 1
+	NS=mod-$$
+	VROCE_NETNS+=("$NS")
+	ip -batch - <<-EOF || return 1
+		netns add $NS
+		link add mva type veth peer name mvb
+		link set mva up
+		link set mvb up
+	EOF
+	ip -n "$NS" -batch - <<-EOF || return 1
+		link set lo up
+		link add nva type veth peer name nvb
+	EOF
+	rdma -b - <<-EOF || return 1
+		link add modv0 type vroce netdev mva
+		link add modv1 type vroce netdev mvb
+	EOF
 	ip netns exec "$NS" rdma link add modv2 type vroce netdev nva || return 1
 	for i in 0 1 2; do
 		rdma_dev_exists "modv$i" || return 1
@@ -108,7 +148,7 @@ unload_with_open_contexts() {
 	vroce_load && add_devices || return 1
 	"$HOLD" modv0 modv2 >"$out" 2>&1 &
 	HOLDER_PID=$!
-	wait_for 20 grep -q '^ready' "$out" || { cat "$out"; return 1; }
+	wait_for 20 has_line "$out" ready || { echo "$(<"$out")"; return 1; }
 	# Must not wait for the process: contexts are disassociated.
 	timeout 60 rmmod vroce || return 1
 	rdma_dev_gone modv0 && rdma_dev_gone modv1 && rdma_dev_gone modv2 ||
@@ -117,7 +157,7 @@ unload_with_open_contexts() {
 	wait "$HOLDER_PID"
 	local rc=$?
 	HOLDER_PID=
-	cat "$out"
+	echo "$(<"$out")"
 	[ "$rc" = 0 ]
 }
 

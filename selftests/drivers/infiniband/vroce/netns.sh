@@ -9,14 +9,39 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 vroce_require ip rdma ibv_devices ibv_devinfo ss
 
+# The PID of a process in A and in B (ns_proc).
+NS_PROC_A=
+NS_PROC_B=
+
 cleanup() {
+	bg_stop NS_PROC_A
+	bg_stop NS_PROC_B
 	vroce_unload
 	vroce_cleanup
 }
 trap cleanup EXIT
 
+# proc_is PID COMM: PID runs the program COMM.
+proc_is() {
+	local comm
+
+	read -r comm 2>/dev/null <"/proc/$1/comm" && [ "$comm" = "$2" ]
+}
+
+# ns_proc NS VAR: a process that sleeps in namespace NS, its PID in VAR
+# once it runs there: /proc/PID/net is NS's, read with builtins (no
+# process per look at NS's sockets).
+ns_proc() {
+	local -n ns_proc_pid=$2
+
+	ip netns exec "$1" sleep 600 &
+	ns_proc_pid=$!
+	wait_for 10 proc_is "$ns_proc_pid" sleep
+}
+
 setup() {
-	vroce_veth_ns nsa nsb
+	vroce_veth_ns nsa nsb && ns_proc "$NSA" NS_PROC_A &&
+		ns_proc "$NSB" NS_PROC_B
 }
 
 add_in_each() {
@@ -25,30 +50,48 @@ add_in_each() {
 		rdma_dev_exists nva && rdma_dev_exists nvb
 }
 
+# udp_4791 PROC_NET: a UDP socket (IPv4 or IPv6) is bound to port 4791
+# (hex 12B7) in the namespace of the /proc/net directory PROC_NET: the
+# sockets "ss -uan" lists, read with builtins.
+udp_4791() {
+	local f addr
+
+	for f in "$1/udp" "$1/udp6"; do
+		while read -r _ addr _; do
+			[[ $addr == *:12B7 ]] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
 sockets_per_netns() {
-	roce_socket "$NSA" && roce_socket "$NSB"
+	udp_4791 "/proc/$NS_PROC_A/net" && udp_4791 "/proc/$NS_PROC_B/net"
 }
 
 listed_in_netns() {
-	ip netns exec "$NSA" ibv_devices | grep -qw nva &&
-		ip netns exec "$NSB" ibv_devinfo -d nvb | grep -q PORT_ACTIVE
+	local out
+
+	out=$(ip netns exec "$NSA" ibv_devices) &&
+		[[ $out =~ (^|[^[:alnum:]_])nva([^[:alnum:]_]|$) ]] &&
+		out=$(ip netns exec "$NSB" ibv_devinfo -d nvb) &&
+		[[ $out == *PORT_ACTIVE* ]]
 }
 
 # Deleting one device leaves the other and keeps B's socket.
 independent() {
 	rdma link delete nva || return 1
 	rdma_dev_gone nva && rdma_dev_exists nvb || return 1
-	! roce_socket "$NSA" && roce_socket "$NSB"
+	! udp_4791 "/proc/$NS_PROC_A/net" && udp_4791 "/proc/$NS_PROC_B/net"
 }
 
 readd() {
 	ip netns exec "$NSA" rdma link add nva type vroce netdev va &&
-		roce_socket "$NSA" && rdma link delete nva &&
-		rdma link delete nvb && ! roce_socket "$NSB"
+		udp_4791 "/proc/$NS_PROC_A/net" && rdma link delete nva &&
+		rdma link delete nvb && ! udp_4791 "/proc/$NS_PROC_B/net"
 }
 
 init_net_socket_while_loaded() {
-	ss -Huan "sport = :4791" | grep -q 4791
+	udp_4791 /proc/self/net
 }
 
 ktap_print_header

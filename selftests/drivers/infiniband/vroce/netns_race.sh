@@ -72,8 +72,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# No RDMA device in init_net, as its sysfs (this script's) lists them: a
+# device leaves sysfs during its unregistration, after "rdma link show"
+# stopped listing it.
 no_vroce_device() {
-	! rdma link show | grep -q .
+	local d
+
+	for d in /sys/class/infiniband/*; do
+		[ ! -e "$d" ] || return 1
+	done
 }
 
 # bounded DESC CMD...: run CMD in the background; fail if it takes more
@@ -108,11 +115,15 @@ dev_gone() {
 }
 
 # new_pair: namespaces S and X, a veth pair VA/VB in S, up. One ip
-# process per namespace (each costs a tenth of a second in the VM); the
-# names carry the script's "-PID" suffix, which ns_del_all deletes.
+# process per namespace (each costs a tenth of a second in the VM, half a
+# second on the debug kernel); the names carry the script's "-PID" suffix,
+# which ns_del_all deletes. "up" in the link add would fail for the peer,
+# which veth brings up before it links the pair (ENOTCONN).
 new_pair() {
-	# Whatever a failed round left.
-	del_pair
+	# Whatever a failed round left (ip netns add makes /run/netns/NAME).
+	if [ -e "/run/netns/$NS_S" ] || [ -e "/run/netns/$NS_X" ]; then
+		del_pair
+	fi
 	ip -batch - <<-EOF || return 1
 		netns add $NS_S
 		netns add $NS_X
@@ -144,25 +155,27 @@ netns_barrier() {
 	ip -batch - <<-EOF || return 1
 		netns add $ns
 		link add $p type veth peer name nrq$LANE netns $ns
+		netns del $ns
 	EOF
-	ip netns del "$ns"
-	if ! wait_for "$1" eval "! ip link show $p"; then
+	# p leaves init_net's sysfs (this script's) after ip link show stops
+	# finding it.
+	if ! wait_for "$1" test ! -e "/sys/class/net/$p"; then
 		echo "namespace teardown stalled: $p still exists after $1 s"
 		ip link del "$p"
 		return 1
 	fi
 }
 
+# ns_roce_socket NS: vroce's RoCE v2 UDP socket (port 4791) is open in NS:
+# roce_socket with one process, ss switching to NS itself.
+ns_roce_socket() {
+	[ -n "$(ss -N "$1" -Huan "sport = :4791")" ]
+}
+
 # After a failure: leave nothing that would stall the namespaces' exit.
 forget_device() {
 	rdma link show
 	rdma link delete "$DEV" 2>/dev/null
-}
-
-now_ms() {
-	local us=${EPOCHREALTIME//[.,]/}
-
-	echo $((us / 1000))
 }
 
 # add_opened_socket PID NS: process PID, in namespace NS, sees a UDP
@@ -193,7 +206,8 @@ window_round() {
 
 	new_pair || return 1
 	echo "$ADD_DELAY_MS" >"$PARAM" || return 1
-	start=$(now_ms)
+	start=${EPOCHREALTIME//[.,]/}
+	start=$((start / 1000))
 	unseen=$start
 	ip netns exec "$NS_S" rdma link add "$DEV" type vroce netdev "$VA" 2>"$ERR" &
 	BG=$!
@@ -225,12 +239,12 @@ window_round() {
 			forget_device
 			return 1
 		fi
-		if ! grep -q "No such device" "$ERR"; then
+		if [[ $(<"$ERR") != *"No such device"* ]]; then
 			echo "expected ENODEV, got: $(cat "$ERR")"
 			return 1
 		fi
 		dev_gone || { echo "device left behind"; forget_device; return 1; }
-		! roce_socket "$NS_S" || { echo "S's socket left behind"; return 1; }
+		! ns_roce_socket "$NS_S" || { echo "S's socket left behind"; return 1; }
 		del_pair
 	else
 		ip netns del "$NS_S"
@@ -250,7 +264,7 @@ window_race() {
 
 	vroce_load || return 1
 	dmesg_mark netns-window
-	taint=$(vroce_taint)
+	read -r taint </proc/sys/kernel/tainted
 	for ((i = 0; i < 10 && done < 4; i++)); do
 		rc=0
 		window_round "$done" || rc=$?
@@ -273,12 +287,12 @@ window_race() {
 # move is removed by it; one created after ib_core found VA in S and
 # before vroce read its namespace is X's.
 sockets_follow_netdev() {
-	if ! wait_for "$STEP_S" eval "! roce_socket $NS_S"; then
+	if ! wait_for "$STEP_S" eval "! ns_roce_socket $NS_S"; then
 		echo "S holds a RoCE socket after its netdev moved:"
 		rdma link show
 		return 1
 	fi
-	if ! wait_for "$STEP_S" eval "dev_gone || roce_socket $NS_X"; then
+	if ! wait_for "$STEP_S" eval "dev_gone || ns_roce_socket $NS_X"; then
 		echo "a device over $VA in X without X's RoCE socket"
 		return 1
 	fi
@@ -337,7 +351,7 @@ free_race() {
 
 	vroce_load || return 1
 	dmesg_mark netns-free
-	taint=$(vroce_taint)
+	read -r taint </proc/sys/kernel/tainted
 	# The earlier scripts' namespaces may still be going.
 	netns_barrier "$SETTLE_S" || return 1
 	for ((k = 0; k < LANES; k++)); do
@@ -363,7 +377,23 @@ exclusive_mode() {
 
 # dev_gone_everywhere NS: no vroce device in init_net nor in NS.
 dev_gone_everywhere() {
-	no_vroce_device && ! ip netns exec "$1" rdma link show | grep -q .
+	no_vroce_device && [ -z "$(ip netns exec "$1" rdma link show)" ]
+}
+
+# nr0_gone_everywhere NS SECONDS: dev_gone_everywhere NS within SECONDS
+# (twice that when it fails). The poll looks for nr0's debugfs directory,
+# which is in no namespace and goes with the device's dealloc, after its
+# unregistration: the processes that look into NS run once, not each poll.
+nr0_gone_everywhere() {
+	wait_for "$2" test ! -e /sys/kernel/debug/vroce/nr0
+	wait_for "$2" dev_gone_everywhere "$1"
+}
+
+# new_x: a namespace X for nr0, its name in x. No ns_add: its lo is not
+# used, and ns_del_all finds X by its "-PID" suffix.
+new_x() {
+	x=nrx-$$
+	ip netns add "$x"
 }
 
 # Round I in exclusive mode: nr0 over nra (init_net) moves to X while nra
@@ -373,8 +403,8 @@ dev_gone_everywhere() {
 exclusive_round() {
 	local x pid
 
-	x=$(ns_add nrx) || return 1
-	ip link add nra type veth peer name nrb && ip link set nra up &&
+	new_x || return 1
+	ip link add nra up type veth peer name nrb &&
 		rdma link add nr0 type vroce netdev nra || return 1
 	if (($1 % 2)); then
 		ip link del nra 2>/dev/null &
@@ -390,7 +420,7 @@ exclusive_round() {
 		return 1
 	fi
 	wait
-	if ! wait_for "$STEP_S" dev_gone_everywhere "$x"; then
+	if ! nr0_gone_everywhere "$x" "$STEP_S"; then
 		echo "nr0 left behind"
 		return 1
 	fi
@@ -413,9 +443,9 @@ exclusive_race() {
 		return 1
 	fi
 	dmesg_mark netns-excl
-	taint=$(vroce_taint)
+	read -r taint </proc/sys/kernel/tainted
 	# vroce supports the move: the device leaves init_net for X.
-	x=$(ns_add nrx) || return 1
+	new_x || return 1
 	ip link add nra type veth peer name nrb &&
 		rdma link add nr0 type vroce netdev nra &&
 		rdma dev set nr0 netns "$x" || return 1
@@ -428,7 +458,7 @@ exclusive_race() {
 		return 1
 	fi
 	ip link del nra
-	wait_for "$STEP_S" dev_gone_everywhere "$x" ||
+	nr0_gone_everywhere "$x" "$STEP_S" ||
 		{ echo "nr0 left behind in X"; return 1; }
 	ip netns del "$x"
 	for ((i = 0; i < EXCL_ROUNDS; i++)); do

@@ -26,69 +26,114 @@ vroce_require ip rdma python3
 RX_PY="$VROCE_LIB_DIR/rx_frames.py"
 NSC=
 N=4
+# The PID of a process in each of A and C (ns_proc), by namespace name.
+declare -A NS_PROC=()
 
 cleanup() {
-	rdma link delete nvc 2>/dev/null
-	rdma link delete nvi 2>/dev/null
-	rdma link delete nva 2>/dev/null
+	local pid dev
+
+	for pid in "${NS_PROC[@]}"; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	for dev in nvc nvi nva; do
+		rdma_dev_exists "$dev" && rdma link delete "$dev" 2>/dev/null
+	done
 	vroce_unload
 	vroce_cleanup
 }
 trap cleanup EXIT
 
-setup() {
-	vroce_veth_ns nua nub && NSC=$(ns_add nuc) && vroce_ns_devs nva
+# proc_is PID COMM: PID runs the program COMM.
+proc_is() {
+	local comm
+
+	read -r comm 2>/dev/null <"/proc/$1/comm" && [ "$comm" = "$2" ]
 }
 
-# upper NAME TYPE MODE ADDR: an upper device of va, moved into C, up,
-# with ADDR.
-upper() {
-	ip -n "$NSA" link add "$1" link va type "$2" mode "$3" &&
-		ip -n "$NSA" link set "$1" netns "$NSC" &&
-		ip -n "$NSC" addr add "$4/24" dev "$1" &&
-		ip -n "$NSC" link set "$1" up
+# ns_proc NS: a process that sleeps in namespace NS, its PID in
+# NS_PROC[NS] once it runs there. ip netns exec mounts NS's sysfs in the
+# process's own mount namespace, so the script reads NS's netdevs under
+# /proc/PID/root/sys/class/net with builtins: no process per read.
+ns_proc() {
+	ip netns exec "$1" sleep 600 &
+	NS_PROC[$1]=$!
+	wait_for 10 proc_is "$!" sleep
+}
+
+setup() {
+	vroce_veth_ns nua nub && NSC=$(ns_add nuc) && vroce_ns_devs nva &&
+		ns_proc "$NSA" && ns_proc "$NSC"
+}
+
+# uppers TYPE MODE NAME ADDR...: upper devices NAME of va, moved into C,
+# up, with ADDR each.
+uppers() {
+	local type=$1 mode=$2 add='' conf=''
+
+	shift 2
+	while [ $# -gt 1 ]; do
+		add+="link add $1 link va type $type mode $mode"$'\n'
+		add+="link set $1 netns $NSC"$'\n'
+		conf+="addr add $2/24 dev $1"$'\n'"link set $1 up"$'\n'
+		shift 2
+	done
+	ip -n "$NSA" -batch - <<<"$add" && ip -n "$NSC" -batch - <<<"$conf"
 }
 
 macvlans() {
-	upper mv0 macvlan bridge 192.0.2.3 &&
-		upper mv1 macvlan bridge 192.0.2.4 &&
+	uppers macvlan bridge mv0 192.0.2.3 mv1 192.0.2.4 &&
 		ip netns exec "$NSC" rdma link add nvc type vroce netdev mv1 &&
 		wait_for 10 gid_present nvc 0000:0000:0000:0000:0000:ffff:c000:0204
 }
 
 ipvlans() {
-	ip -n "$NSC" link del mv0 && ip -n "$NSC" link del mv1 &&
+	ip -n "$NSC" -batch - <<-EOF &&
+		link del mv0
+		link del mv1
+	EOF
 		wait_for 10 rdma_dev_gone nvc &&
-		upper iv0 ipvlan l2 192.0.2.5 && upper iv1 ipvlan l2 192.0.2.6 &&
+		uppers ipvlan l2 iv0 192.0.2.5 iv1 192.0.2.6 &&
 		ip netns exec "$NSC" rdma link add nvi type vroce netdev iv1 &&
 		wait_for 10 gid_present nvi 0000:0000:0000:0000:0000:ffff:c000:0206
 }
 
+# hw_counters DEV VAR: DEV's hardware counters into VAR, a "name:value"
+# line each.
 hw_counters() {
-	grep -r . "/sys/class/infiniband/$1/ports/1/hw_counters" |
-		sed 's|.*/||' | sort
+	local -n hw_counters_out=$2
+	local f v
+
+	hw_counters_out=
+	for f in "/sys/class/infiniband/$1/ports/1/hw_counters/"*; do
+		read -r v <"$f" || return 1
+		hw_counters_out+="${f##*/}:$v"$'\n'
+	done
 }
 
-# rx_packets NS IFACE
-rx_packets() {
-	ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_packets"
+# rx_counted NETDEV_DIR MIN: the netdev has counted MIN received packets.
+rx_counted() {
+	local n
+
+	read -r n <"$1/statistics/rx_packets" && [ "$n" -ge "$2" ]
 }
 
 # send KIND NS IFACE ADDR: N frames from vb to IFACE (in NS) at ADDR; wait
 # until IFACE counted them.
 send() {
-	local mac rx0
+	local sys=/proc/${NS_PROC[$2]}/root/sys/class/net/$3 mac rx0 rx
 
-	mac=$(ip netns exec "$2" cat "/sys/class/net/$3/address") &&
-		rx0=$(rx_packets "$2" "$3") || return 1
+	read -r mac <"$sys/address" &&
+		read -r rx0 <"$sys/statistics/rx_packets" || return 1
 	python3 "$RX_PY" ud --ns "$NSB" --ifname vb --kind "$1" \
 		--dmac "$mac" --smac "$MACB" --sip 192.0.2.2 --dip "$4" \
 		--count "$N" || return 1
-	if ! wait_for 10 test "$(rx_packets "$2" "$3")" -ge $((rx0 + N)); then
-		echo "$3 received $(($(rx_packets "$2" "$3") - rx0)) of $N frames"
+	if ! wait_for 10 rx_counted "$sys" $((rx0 + N)); then
+		read -r rx <"$sys/statistics/rx_packets"
+		echo "$3 received $((rx - rx0)) of $N frames"
 		return 1
 	fi
-	sleep 0.5
+	nap 0.5
 }
 
 # seen DEV KIND NS IFACE ADDR: the N frames to IFACE are DEV's: its GSI QP
@@ -97,13 +142,15 @@ send() {
 seen() {
 	local dev=$1 before after q0=0 q1=0
 
+	local qkey_err=/sys/class/infiniband/$dev/ports/1/hw_counters/rcvd_qkey_err
+
 	shift
-	before=$(hw_counters nva) || return 1
-	[ "$dev" = - ] || q0=$(hw_counter "$dev" rcvd_qkey_err) || return 1
+	hw_counters nva before || return 1
+	[ "$dev" = - ] || read -r q0 <"$qkey_err" || return 1
 	send "$@" || return 1
-	after=$(hw_counters nva) || return 1
+	hw_counters nva after || return 1
 	if [ "$dev" != - ]; then
-		q1=$(hw_counter "$dev" rcvd_qkey_err) || return 1
+		read -r q1 <"$qkey_err" || return 1
 		if [ $((q1 - q0)) != "$N" ]; then
 			echo "$dev: rcvd_qkey_err +$((q1 - q0)), want +$N"
 			return 1

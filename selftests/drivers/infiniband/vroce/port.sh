@@ -16,21 +16,37 @@ EVENTS="$VROCE_BIN/port_events"
 DEV=pv0
 
 cleanup() {
-	ip link del pta 2>/dev/null
-	ip link del ptt 2>/dev/null
+	ip -force -batch - 2>/dev/null <<-EOF
+		link del pta
+		link del ptt
+	EOF
 	vroce_unload
 	vroce_cleanup
 }
 trap cleanup EXIT
 
+# Builtin reads: wait_for polls this every 0.1 s.
 state_is() {
-	[ "$(port_attr $DEV state)" = "$1" ] &&
-		[ "$(port_attr $DEV phys_state)" = "$2" ]
+	local port=/sys/class/infiniband/$DEV/ports/1 state phys
+
+	read -r state <"$port/state" && read -r phys <"$port/phys_state" &&
+		[ "$state" = "$1" ] && [ "$phys" = "$2" ]
+}
+
+# port_is STATE: ibv_devinfo shows the port in STATE (PORT_ACTIVE, ...).
+port_is() {
+	local out
+
+	out=$(ibv_devinfo -d $DEV) || return 1
+	[[ $out =~ state:[[:blank:]]*$1 ]]
 }
 
 setup() {
-	ip link add pta type veth peer name ptb &&
-		ip link set pta up && ip link set ptb up &&
+	ip -batch - <<-EOF &&
+		link add pta type veth peer name ptb
+		link set pta up
+		link set ptb up
+	EOF
 		rdma link add $DEV type vroce netdev pta &&
 		wait_for 10 state_is "4: ACTIVE" "5: LinkUp"
 }
@@ -38,10 +54,10 @@ setup() {
 carrier_follows() {
 	ip link set ptb down || return 1
 	wait_for 10 state_is "1: DOWN" "2: Polling" || return 1
-	ibv_devinfo -d $DEV | grep -q "state:.*PORT_DOWN" || return 1
+	port_is PORT_DOWN || return 1
 	ip link set ptb up || return 1
 	wait_for 10 state_is "4: ACTIVE" "5: LinkUp" || return 1
-	ibv_devinfo -d $DEV | grep -q "state:.*PORT_ACTIVE"
+	port_is PORT_ACTIVE
 }
 
 admin_down_is_disabled() {
@@ -61,11 +77,14 @@ events() {
 
 # mtu_maps NETDEV_MTU IB_MTU: ib_core's iboe_get_mtu() rule.
 mtu_maps() {
+	local out
+
 	ip link set pta mtu "$1" || return 1
-	ibv_devinfo -d $DEV | grep -q "active_mtu:[[:space:]]*$2 " || {
-		ibv_devinfo -d $DEV | grep mtu
-		return 1
-	}
+	out=$(ibv_devinfo -d $DEV) || return 1
+	[[ $out =~ active_mtu:[[:space:]]*$2\  ]] && return 0
+	echo "netdev MTU $1, want active_mtu $2:"
+	echo "$out"
+	return 1
 }
 
 mtu_follows() {
@@ -76,50 +95,68 @@ mtu_follows() {
 rate_follows() {
 	local speed rate
 
-	speed=$(ethtool pta | sed -n 's/.*Speed: \([0-9]*\)Mb\/s.*/\1/p')
-	rate=$(port_attr $DEV rate)
+	# The speed ethtool shows (get_link_ksettings), in Mb/s.
+	read -r speed </sys/class/net/pta/speed
+	read -r rate </sys/class/infiniband/$DEV/ports/1/rate
 	echo "netdev speed ${speed}Mb/s, port rate $rate"
 	[ -n "$speed" ] && [ "${rate%% *}" = "$((speed / 1000))" ]
 }
 
-# The current_kbps of pt1's newest QP (QPN > 1) in cc_qps: a new QP starts
-# at its line rate (rp_max_rate is 0).
+# KBPS: the current_kbps of pt1's newest QP (QPN > 1) in cc_qps (after a
+# header line), empty if none: a new QP starts at its line rate
+# (rp_max_rate is 0). Builtins only: wait_for polls it.
 qp_start_kbps() {
-	awk 'NR > 1 && $1 > 1 { r = $4 } END { print r }' \
-		/sys/kernel/debug/vroce/pt1/cc_qps 2>/dev/null
-}
+	local qpn kbps
 
-qp_shown() {
-	[ -n "$(qp_start_kbps)" ]
+	KBPS=
+	{
+		read -r _ &&
+		while read -r qpn _ _ kbps _; do
+			[[ $qpn =~ ^[0-9]+$ ]] && ((qpn > 1)) && KBPS=$kbps
+		done
+	} 2>/dev/null </sys/kernel/debug/vroce/pt1/cc_qps
+	[ -n "$KBPS" ]
 }
 
 # new_qp_starts_at KBPS: a QP created now on pt1 (ibv_rc_pingpong's, as it
 # waits for a client) starts at KBPS.
 new_qp_starts_at() {
-	local pid kbps
+	local pid speed='?'
 
 	ibv_rc_pingpong -d pt1 -p 18515 >/dev/null 2>&1 &
 	pid=$!
-	wait_for 10 qp_shown
-	kbps=$(qp_start_kbps)
+	wait_for 10 qp_start_kbps
+	qp_start_kbps
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-	echo "netdev speed $(ethtool ptt | sed -n 's/^[[:space:]]*Speed: //p')," \
-		"new QP at ${kbps:-?} kb/s"
-	[ "$kbps" = "$1" ]
+	read -r speed </sys/class/net/ptt/speed
+	echo "netdev speed ${speed}Mb/s, new QP at ${KBPS:-?} kb/s"
+	[ "$KBPS" = "$1" ]
 }
 
+# tap_speed MBPS: ethtool sets the tap's speed, which the netdev then
+# reports (sysfs speed: what ethtool shows).
 tap_speed() {
+	local speed
+
 	ethtool -s ptt speed "$1" duplex full autoneg off &&
-		ethtool ptt | grep -q "Speed: $1Mb/s"
+		read -r speed </sys/class/net/ptt/speed &&
+		[ "$speed" = "$1" ]
 }
 
 cc_line_rate_follows() {
-	modprobe tun && ip tuntap add ptt mode tap && ip link set ptt up &&
+	{ [ -d /sys/module/tun ] || modprobe tun; } &&
+		ip -batch - <<-EOF &&
+		tuntap add ptt mode tap
+		link set ptt up
+	EOF
 		tap_speed 25000 && rdma link add pt1 type vroce netdev ptt &&
 		new_qp_starts_at 25000000 || return 1
 	# A link renegotiating a new speed goes down and up.
-	tap_speed 40000 && ip link set ptt down && ip link set ptt up &&
+	tap_speed 40000 && ip -batch - <<-EOF &&
+		link set ptt down
+		link set ptt up
+	EOF
 		new_qp_starts_at 40000000 || return 1
 	ip link del ptt
 }
@@ -128,8 +165,10 @@ V4_GID=0000:0000:0000:0000:0000:ffff:c000:0201
 V6_GID=2001:0db8:0000:0000:0000:0000:0000:0001
 
 gids_for_addresses() {
-	ip addr add 192.0.2.1/24 dev pta || return 1
-	ip addr add 2001:db8::1/64 dev pta nodad || return 1
+	ip -batch - <<-EOF || return 1
+		addr add 192.0.2.1/24 dev pta
+		addr add 2001:db8::1/64 dev pta nodad
+	EOF
 	wait_for 10 gid_present "$DEV" $V4_GID "IB/RoCE v1" &&
 		wait_for 10 gid_present "$DEV" $V4_GID "RoCE v2" &&
 		wait_for 10 gid_present "$DEV" $V6_GID "IB/RoCE v1" &&
@@ -137,27 +176,37 @@ gids_for_addresses() {
 }
 
 default_gids() {
-	local mac eui
+	local m0 m1 m2 m3 m4 m5 eui
 
-	mac=$(cat /sys/class/net/pta/address)
-	eui=$(python3 -c '
-import sys
-b = bytes.fromhex(sys.argv[1].replace(":", ""))
-e = bytes([b[0] ^ 2]) + b[1:3] + b"\xff\xfe" + b[3:]
-print(":".join(e[i:i+2].hex() for i in range(0, 8, 2)))' "$mac")
+	# The modified EUI-64 of the MAC: ff:fe in the middle, the
+	# universal/local bit flipped.
+	IFS=: read -r m0 m1 m2 m3 m4 m5 </sys/class/net/pta/address || return 1
+	printf -v eui '%02x%s:%sff:fe%s:%s%s' $((0x$m0 ^ 2)) \
+		"$m1" "$m2" "$m3" "$m4" "$m5"
+	echo "EUI-64 $eui"
 	gid_present "$DEV" "fe80:0000:0000:0000:$eui" "IB/RoCE v1" &&
 		gid_present "$DEV" "fe80:0000:0000:0000:$eui" "RoCE v2"
 }
 
+# gid_absent DEV GID: no entry of DEV's GID table is GID.
+gid_absent() {
+	! gid_present "$@"
+}
+
 gids_removed() {
-	ip addr del 192.0.2.1/24 dev pta || return 1
-	ip addr del 2001:db8::1/64 dev pta || return 1
-	wait_for 10 sh -c "! grep -qx $V4_GID /sys/class/infiniband/$DEV/ports/1/gids/*" &&
-		wait_for 10 sh -c "! grep -qx $V6_GID /sys/class/infiniband/$DEV/ports/1/gids/*"
+	ip -batch - <<-EOF || return 1
+		addr del 192.0.2.1/24 dev pta
+		addr del 2001:db8::1/64 dev pta
+	EOF
+	wait_for 10 gid_absent "$DEV" $V4_GID &&
+		wait_for 10 gid_absent "$DEV" $V6_GID
 }
 
 gid_table_size() {
-	[ "$(ls /sys/class/infiniband/$DEV/ports/1/gids | wc -l)" = 128 ]
+	local gids=("/sys/class/infiniband/$DEV/ports/1/gids/"*)
+
+	echo "${#gids[@]} entries"
+	[ "${#gids[@]}" = 128 ]
 }
 
 ktap_print_header

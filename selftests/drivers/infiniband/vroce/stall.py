@@ -31,13 +31,21 @@ the peer for ever):
             NETNS_BOUND seconds, 15 (45 on the debug kernel)
 
 Prints one "RESULT ok|fail KIND ACTION: ..." line.
+
+  stall.py --serve
+
+runs one case per line of stdin, each line the arguments above, and prints
+each case's RESULT line as it ends: stall.sh starts Python once for all its
+cases (a start takes seconds on the debug kernel).
 """
 
 import argparse
 import ipaddress
 import os
 import select
+import shlex
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -164,9 +172,14 @@ def start_read(a, s, q, local):
 
 
 def veth_gone(a):
-    r = subprocess.run(["ip", "-n", a.ns_b, "link", "show", a.ifname],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return r.returncode != 0
+    """The peer's end of the veth pair is gone from NSB (asked in-process:
+    an "ip link show" per poll costs half a second on the debug kernel)."""
+    with net.in_netns(a.ns_b):
+        try:
+            socket.if_nametoindex(a.ifname)
+        except OSError:
+            return True
+    return False
 
 
 def wait_until(cond, timeout):
@@ -239,7 +252,7 @@ def act(a, s, local):
                                         "not done", time.monotonic() - t)
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser()
     ap.add_argument("kind", choices=["send", "write", "read"])
     ap.add_argument("action", choices=["dereg", "destroy", "kill",
@@ -247,13 +260,31 @@ def main():
     for opt in ("ns-a", "ns-b", "ifname", "dev", "dut-mac", "peer-mac",
                 "dut-ip", "peer-ip", "prog"):
         ap.add_argument("--" + opt, required=True)
-    a = ap.parse_args()
+    return ap
+
+
+def run_case(a):
+    """One case: prints its RESULT line; 0 if it passed."""
     a.src = ipaddress.ip_address(a.peer_ip)
     a.dst = ipaddress.ip_address(a.dut_ip)
-    name = "%s %s" % (a.kind, a.action)
-
     s = net.packet_socket(a.ns_b, a.ifname)
-    local = Local(a)
+    local = None
+    try:
+        local = Local(a)
+        return stall(a, s, local)
+    finally:
+        s.close()
+        # stall_test killed (if the case ended early) and its pipes
+        # closed: a server would keep both across its cases.
+        if local:
+            if local.p.poll() is None:
+                local.p.send_signal(signal.SIGKILL)
+            local.p.stdin.close()
+            local.p.stdout.close()
+
+
+def stall(a, s, local):
+    name = "%s %s" % (a.kind, a.action)
     q = local.info
     if "qpn" not in q:
         print("RESULT fail %s: stall_test did not start" % name)
@@ -263,7 +294,6 @@ def main():
              "read": lambda: start_read(a, s, q, local)}[a.kind]
     if not start():
         print("RESULT fail %s: the first packet was not taken" % name)
-        local.p.kill()
         return 1
     ok, what = act(a, s, local)
     if ok and a.action in ("dereg", "destroy"):
@@ -274,6 +304,18 @@ def main():
         local.p.send_signal(signal.SIGKILL)
     print("RESULT %s %s: %s" % ("ok" if ok else "fail", name, what))
     return 0 if ok else 1
+
+
+def main():
+    ap = parser()
+    if sys.argv[1:] != ["--serve"]:
+        return run_case(ap.parse_args())
+    # Each line reaches stall.sh as it is printed, also of a case that
+    # then hangs.
+    sys.stdout.reconfigure(line_buffering=True)
+    for line in sys.stdin:
+        run_case(ap.parse_args(shlex.split(line)))
+    return 0
 
 
 if __name__ == "__main__":

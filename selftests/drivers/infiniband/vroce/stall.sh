@@ -26,26 +26,101 @@ vroce_require ip rdma python3 timeout
 KINDS=(send write read)
 ACTIONS=(dereg destroy kill linkdel netnsdel)
 
+# Fixed MAC addresses: stall.py needs both, and reading them back from
+# the namespaces would take a process each.
+MACA=02:00:5e:00:53:01
+MACB=02:00:5e:00:53:02
+NSA=sta-$$
+NSB=stb-$$
+# stall.py --serve runs the cases, started once (a Python start takes
+# seconds on the debug kernel) and again after a case it did not finish.
+SERVER_PID=
+SERVER_IN=
+SERVER_OUT=
+
 cleanup() {
+	server_stop
 	teardown
 	vroce_unload
 	vroce_cleanup
 }
 trap cleanup EXIT
 
+# setup: vroce_veth_ns's topology (with lo up in both namespaces), one ip
+# batch per namespace, and the device nva.
 setup() {
-	vroce_veth_ns sta stb && vroce_ns_devs nva
+	ip -batch - <<-EOF &&
+		netns add $NSA
+		netns add $NSB
+		link add va address $MACA netns $NSA type veth peer name vb address $MACB netns $NSB
+	EOF
+		ip -n "$NSA" -batch - <<-EOF &&
+			link set lo up
+			addr add 192.0.2.1/24 dev va
+			link set va up
+		EOF
+		ip -n "$NSB" -batch - <<-EOF &&
+			link set lo up
+			addr add 192.0.2.2/24 dev vb
+			link set vb up
+		EOF
+		vroce_ns_devs nva
 }
 
+# nva is gone already after linkdel and netnsdel (shared mode: sysfs in
+# init_net shows it wherever it is).
 teardown() {
-	timeout 10 ip netns exec "$NSA" rdma link delete nva 2>/dev/null
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	[ ! -e /sys/class/infiniband/nva ] ||
+		timeout 10 ip netns exec "$NSA" rdma link delete nva 2>/dev/null
+	ip -force -batch - 2>/dev/null <<-EOF
+		netns del $NSA
+		netns del $NSB
+	EOF
+}
+
+# The server's pipes are copies of the coprocess's, which bash closes as
+# soon as the server exits.
+server_start() {
+	coproc STALL_PY { exec python3 "$VROCE_LIB_DIR/stall.py" --serve 2>&1; }
+	SERVER_PID=$STALL_PY_PID
+	exec {SERVER_IN}>&"${STALL_PY[1]}" {SERVER_OUT}<&"${STALL_PY[0]}"
+}
+
+server_stop() {
+	[ -n "$SERVER_PID" ] || return 0
+	exec {SERVER_IN}>&- {SERVER_OUT}<&-
+	kill -9 "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID" 2>/dev/null
+	SERVER_PID=
+}
+
+# server_case ARGS: stall.py's output for one case, each line commented,
+# until its result line (in RESULT), for at most 120 s (a hang guard);
+# else the server goes.
+server_case() {
+	local args line left end=$((SECONDS + 120))
+
+	RESULT=
+	[ -n "$SERVER_PID" ] || server_start
+	printf -v args '%q ' "$@"
+	# A server that died would kill this shell with SIGPIPE.
+	trap '' PIPE
+	echo "$args" >&"$SERVER_IN"
+	trap - PIPE
+	while left=$((end - SECONDS)) && ((left > 0)) &&
+	      read -r -t "$left" -u "$SERVER_OUT" line; do
+		if [[ $line == "RESULT "* ]]; then
+			RESULT=$line
+			return
+		fi
+		echo "# $line"
+	done
+	server_stop
 }
 
 # one_case KIND ACTION: a fresh topology, stall.py's result line.
 one_case() {
-	local kind=$1 action=$2 out=$VROCE_LOG.case line
+	local kind=$1 action=$2 out=$VROCE_LOG.case
 
 	if ! setup >"$out" 2>&1; then
 		sed 's/^/# /' "$out"
@@ -53,16 +128,13 @@ one_case() {
 		teardown
 		return
 	fi
-	timeout 120 python3 "$VROCE_LIB_DIR/stall.py" "$kind" "$action" \
-		--ns-a "$NSA" --ns-b "$NSB" --ifname vb --dev nva \
-		--dut-mac "$MACA" --peer-mac "$MACB" \
+	server_case "$kind" "$action" --ns-a "$NSA" --ns-b "$NSB" \
+		--ifname vb --dev nva --dut-mac "$MACA" --peer-mac "$MACB" \
 		--dut-ip 192.0.2.1 --peer-ip 192.0.2.2 \
-		--prog "$VROCE_BIN/stall_test" >"$out" 2>&1
-	line=$(grep '^RESULT ' "$out")
-	grep -v '^RESULT ' "$out" | sed 's/^/# /'
-	case $line in
-	"RESULT ok "*) ktap_test_pass "${line#RESULT ok }" ;;
-	"RESULT fail "*) ktap_test_fail "${line#RESULT fail }" ;;
+		--prog "$VROCE_BIN/stall_test"
+	case $RESULT in
+	"RESULT ok "*) ktap_test_pass "${RESULT#RESULT ok }" ;;
+	"RESULT fail "*) ktap_test_fail "${RESULT#RESULT fail }" ;;
 	*) ktap_test_fail "$kind $action: stall.py gave no result" ;;
 	esac
 	teardown
@@ -93,6 +165,8 @@ fi
 
 ktap_print_header
 vroce_load || ktap_exit_fail_msg "cannot load $VROCE_KO"
+# Python starts while the first topology is set up.
+server_start
 ktap_set_plan $((${#CASES[@]} + 1))
 for c in "${CASES[@]}"; do
 	# shellcheck disable=SC2086 # "kind action"
