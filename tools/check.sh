@@ -32,7 +32,8 @@
 # is one "# SKIP" line that says why.
 #
 # What each kernel runs:
-#   6.12                  every test, full matrices
+#   6.12                  every test but DEBUG_ONLY_TESTS; rc.sh's
+#                         configurations take turns
 #   debug                 every test, in two VMs (DEBUG2_TESTS: the
 #                         second's), leaner matrices (lib.sh)
 #   kcsan                 KCSAN_TESTS
@@ -76,6 +77,8 @@
 #   DEBUG2_TESTS="rc.sh"                  the debug kernel's tests its second
 #                                         VM (debug.2) runs, unless TESTS is
 #                                         set (then one VM runs them)
+#   DEBUG_ONLY_TESTS="lifecycle.sh"       what 6.12 leaves to the debug
+#                                         kernel, unless TESTS is set
 #   VM_JOBS=1                             one VM at a time (default 2)
 #   VM_TIMEOUT=2400  VM_MEM=...  VM_CPUS=...   passed to run.sh (the
 #                                         debug kernel's default timeout
@@ -174,6 +177,12 @@ FUZZ_TESTS=${FUZZ_TESTS:-ring_fuzz.sh frame_fuzz.sh teardown.sh scale.sh}
 # TESTS set, one VM runs them.
 DEBUG2_TESTS=${DEBUG2_TESTS:-frame_fuzz.sh inject.sh kill.sh rc.sh netem.sh ud.sh cc.sh nvme.sh scale.sh}
 
+# What the stock 6.12 kernel leaves to the debug kernel, built from the same
+# release: control-plane scripts whose cases run whole there, and under
+# KCSAN too (lifecycle.sh), and whose value is in the paths they take, not
+# in speed.
+DEBUG_ONLY_TESTS=${DEBUG_ONLY_TESTS:-lifecycle.sh netns_uppers.sh}
+
 # units KERNEL...: the VM runs for those kernels: each kernel's, and the
 # debug kernel's second (debug.2) unless TESTS is set.
 units() {
@@ -228,9 +237,13 @@ tests_for() {
 		echo "${SLICE_TESTS/nvme.sh/}"
 		;;
 	*)
-		# 6.12 and debug: every test. sid's 7.2: the slice and
-		# rdma-core 65's pyverbs suite.
-		is_sid "$1" || return 0
+		# 6.12: every test but DEBUG_ONLY_TESTS. sid's 7.2: the slice
+		# and rdma-core 65's pyverbs suite.
+		if ! is_sid "$1"; then
+			# shellcheck disable=SC2086 # a list of names
+			all_but $DEBUG_ONLY_TESTS
+			return
+		fi
 		echo "$SLICE_TESTS pyverbs.sh"
 		;;
 	esac

@@ -210,20 +210,25 @@ rc_test_run() {
 	fi
 }
 
-# A debug kernel (KASAN, lockdep, kmemleak; or KCSAN) is several times
-# slower, and the ACK timeouts there make go-back-N retransmit a lot
-# (SLOW): there each rc_test case (quick sizes) and each program runs once,
-# in one of the configurations, which take turns by the case's index
-# (rotate): every case and every configuration runs, and the whole costs
-# what one configuration would. RoCE v1's turn takes only rc_test's
-# transfers (xfer). On 6.1 (LEAN), where only ib_core differs, rc_test
-# runs whole in veth/IPv4 and loop/IPv6 and the programs run in veth/IPv4
-# only. RC_FULL=1 runs everything everywhere.
+# By default (TURNS) each rc_test case and each program runs once, in one
+# of the configurations, which take turns by the case's index: every case
+# and every configuration runs, and the whole costs what one configuration
+# would. RoCE v1's turn takes only rc_test's transfers (xfer). A debug
+# kernel (KASAN, lockdep, kmemleak; or KCSAN) is several times slower, and
+# the ACK timeouts there make go-back-N retransmit a lot (SLOW): there
+# rc_test runs quick sizes and the programs a short list. On the other
+# kernels but 6.12 (LEAN), where only ib_core differs, rc_test runs whole
+# in veth/IPv4 and loop/IPv6 and the programs run in veth/IPv4 only.
+# RC_FULL=1 runs everything everywhere, and rdma_rxe runs its loopback
+# whole.
+TURNS=
 SLOW=
 LEAN=
 if [ -z "${RC_FULL:-}" ] && vroce_debug_kernel; then
-	SLOW=1
+	TURNS=1 SLOW=1
 	export VROCE_RC_QUICK=1
+elif [ -z "${RC_FULL:-}" ] && [ "$DRIVER" = vroce ] && ! vroce_lean_kernel; then
+	TURNS=1
 elif [ -z "${RC_FULL:-}" ] && [ "$DRIVER" = vroce ] && vroce_lean_kernel; then
 	# (rdma_rxe has no veth topology: it runs the full loopback.)
 	LEAN=1
@@ -231,9 +236,11 @@ fi
 
 # cases 4|6: the cases run in each topology for that GID family, as
 # "DESC|COMMAND...". A perftest run costs seconds of fixed overhead on TCG,
-# so by default IPv4 runs every tool with sizes across MTU boundaries, and
-# rc_stream's three operations, and IPv6 a short list; RC_FULL=1 runs
-# every size of every tool in both; a slow kernel runs a few.
+# so by default every tool runs with sizes across MTU boundaries, and
+# rc_stream's three operations, each once (TURNS; the same list for both
+# families); RC_FULL=1 runs every size of every tool in each
+# configuration; a slow or lean kernel runs a few. Without turns (rdma_rxe)
+# IPv4 runs the default list and IPv6 a short one.
 cases() {
 	local s bw=() lat=() q=() atomic=(FETCH_AND_ADD) stream=()
 
@@ -243,6 +250,9 @@ cases() {
 	elif [ -n "$SLOW$LEAN" ]; then
 		bw=(65536)
 		[ -z "$LEAN" ] || q=(65536) lat=(1025)
+	elif [ -n "$TURNS" ]; then
+		bw=(1 1025 65536 1048576) lat=(1025) q=(65536)
+		atomic=(FETCH_AND_ADD CMP_AND_SWAP) stream=(write read send)
 	elif [ "$1" = 4 ]; then
 		bw=(1 1025 65536) lat=(1025) q=(65536) stream=(write read send)
 	else
@@ -280,7 +290,7 @@ mapfile -t CASES6 < <(cases 6)
 N_CASES=$(((${#CASES4[@]} + ${#CASES6[@]}) * ${#TOPOS[@]}))
 
 # The configurations in order ("TOPOLOGY ipvN", then "loop roce-v1"), and
-# on a slow kernel each rc_test case's turn (TURN[i], an index in CONFIGS):
+# with TURNS each rc_test case's turn (TURN[i], an index in CONFIGS):
 # the i-th case runs in configuration i mod 5, or i mod 4 if that is RoCE
 # v1's and the case is not a transfer.
 CONFIGS=("veth ipv4" "veth ipv6" "loop ipv4" "loop ipv6" "loop roce-v1")
@@ -296,7 +306,7 @@ if [ -z "$RC_TEST_CASES" ] || [ -z "$RC_V1_CASES" ] ||
    [ "${#RC_TEST_NAMES[@]}" != "$RC_TEST_CASES" ]; then
 	ktap_exit_fail_msg "cannot list rc_test's cases"
 fi
-if [ -n "$SLOW" ]; then
+if [ -n "$TURNS" ]; then
 	# Every rc_test case and every program once (the lists of both
 	# families are the same there).
 	ktap_set_plan $((RC_TEST_CASES + ${#CASES4[@]}))
@@ -342,12 +352,12 @@ skip_cases() {
 	done
 }
 
-# skip_config PREFIX REASON: all of a configuration's cases (on a slow
-# kernel, those whose turn it is) skipped.
+# skip_config PREFIX REASON: all of a configuration's cases (with TURNS,
+# those whose turn it is) skipped.
 skip_config() {
 	local i ci
 
-	if [ -z "$SLOW" ]; then
+	if [ -z "$TURNS" ]; then
 		if [ "$1" = "loop roce-v1" ]; then
 			skip_rc_test "$1" "$2" "$RC_V1_CASES"
 		else
@@ -368,8 +378,8 @@ skip_config() {
 }
 
 # runs_rc_test PREFIX, runs_cases PREFIX: whether rc_test, and the other
-# cases, run in that topology and family on a lean kernel (a slow one
-# takes turns instead).
+# cases, run in that topology and family on a lean kernel (with TURNS
+# they take turns instead).
 runs_rc_test() {
 	case "$LEAN:$1" in
 	":"* | "1:veth ipv4" | "1:loop ipv6") return 0 ;;
@@ -384,7 +394,7 @@ runs_cases() {
 	return 1
 }
 
-# run_turn PREFIX: on a slow kernel, the rc_test cases and the programs
+# run_turn PREFIX: with TURNS, the rc_test cases and the programs
 # whose turn the current topology and family is.
 run_turn() {
 	local prefix=$1 ci j first args t1
@@ -410,7 +420,7 @@ run_config() {
 	local t0=$SECONDS t1 c
 
 	ktap_print_msg "$prefix: $DEV_A GID $GID_A <-> $DEV_B GID $GID_B"
-	if [ -n "$SLOW" ]; then
+	if [ -n "$TURNS" ]; then
 		run_turn "$prefix"
 		return
 	fi
@@ -467,7 +477,7 @@ elif [ -n "$LEAN" ]; then
 	skip_config "$prefix" "lean run on this kernel, RC_FULL=1 runs it"
 elif [ "${loop_ok:-0}" != 1 ] || ! GID_A=$(vroce_gid "$DEV_A" v1); then
 	skip_config "$prefix" "no loop topology or RoCE v1 GID"
-elif [ -n "$SLOW" ]; then
+elif [ -n "$TURNS" ]; then
 	GID_B=$GID_A
 	ktap_print_msg "$prefix: $DEV_A GID $GID_A"
 	run_turn "$prefix"

@@ -18,7 +18,8 @@
 # perftest results are checked for a zero exit status and a result row,
 # never for speed. Every program runs under timeout(1).
 #
-# By default a lean matrix (see xport_cases). On the KASAN kernel (SLOW)
+# By default a lean matrix (see xport_cases), leaner on the kernels but
+# 6.12 and the KASAN one (LEAN). On the KASAN kernel (SLOW)
 # each case runs once, for one of the GID kinds: ud_test's cases take the
 # three kinds in turn (ud_test_kind), the programs run for the kind their table gives
 # (UD_FULL=1 runs everything).
@@ -45,7 +46,7 @@ SLOW='' LEAN=''
 if vroce_kasan_kernel && [ -z "${UD_FULL:-}" ]; then
 	SLOW=1
 fi
-case "$(uname -r)" in 6.1.*) LEAN=1 ;; esac
+vroce_lean_data_path && [ -z "${UD_FULL:-}" ] && LEAN=1
 
 cleanup() {
 	bg_stop SRV_PID
@@ -279,8 +280,9 @@ ud_test_turn() {
 }
 
 # The datagram and UC programs and rdma_cm's, as "WHERE|DESC|COMMAND...":
-# by default a case runs for the GID kinds in WHERE; a lean run (6.1, where
-# only ib_core differs) runs only the cases whose WHERE has "lean"; the
+# by default a case runs for the GID kinds in WHERE; a lean run (6.1, 7.2
+# and 7.2-rt, where only ib_core and the kernel APIs differ, and KCSAN;
+# vroce_lean_data_path) runs only the cases whose WHERE has "lean"; the
 # KASAN kernel (SLOW) runs each case once, for WHERE's "slow=KIND" or else
 # its first kind. UD_FULL=1 runs every case everywhere. make check has
 # little time to spare.
