@@ -253,13 +253,13 @@ tests_for() {
 # the two lanes (run_vms).
 vm_weight() {
 	case $1 in
-	debug) echo 1680 ;;
-	debug.2) echo 1880 ;;
-	kcsan) echo 420 ;;
-	6.12.*) echo 1640 ;;
-	6.1.*) echo 420 ;;
-	*-rt-*) echo 410 ;;
-	*) echo 670 ;;
+	debug) echo 1150 ;;
+	debug.2) echo 1750 ;;
+	kcsan) echo 340 ;;
+	6.12.*) echo 1100 ;;
+	6.1.*) echo 480 ;;
+	*-rt-*) echo 320 ;;
+	*) echo 600 ;;
 	esac
 }
 
