@@ -32,8 +32,8 @@
 # is one "# SKIP" line that says why.
 #
 # What each kernel runs:
-#   6.12                  every test but DEBUG_ONLY_TESTS; rc.sh's
-#                         configurations take turns
+#   6.12                  every test but DEBUG_ONLY_TESTS, the largest
+#                         matrices
 #   debug                 every test, in two VMs (DEBUG2_TESTS: the
 #                         second's), leaner matrices (lib.sh)
 #   kcsan                 KCSAN_TESTS

@@ -37,9 +37,9 @@ vroce_skip_all() {
 
 # The kernels make check runs leaner matrices on (each script's *_FULL=1
 # runs everything): the debug kernels (KASAN, lockdep, kmemleak; or KCSAN:
-# several times slower), and every kernel but 6.12, whose run is full: on
-# the others only ib_core and the kernel APIs differ. Two VMs share make
-# check's two cores.
+# several times slower), and every kernel but 6.12, whose matrices are
+# the largest: on the others only ib_core and the kernel APIs differ. Two
+# VMs share make check's two cores.
 vroce_debug_kernel() {
 	vroce_kasan_kernel || [ -e /sys/kernel/debug/kcsan ]
 }

@@ -216,22 +216,19 @@ rc_test_run() {
 # would. RoCE v1's turn takes only rc_test's transfers (xfer). A debug
 # kernel (KASAN, lockdep, kmemleak; or KCSAN) is several times slower, and
 # the ACK timeouts there make go-back-N retransmit a lot (SLOW): there
-# rc_test runs quick sizes and the programs a short list. On the other
-# kernels but 6.12 (LEAN), where only ib_core differs, rc_test runs whole
-# in veth/IPv4 and loop/IPv6 and the programs run in veth/IPv4 only.
-# RC_FULL=1 runs everything everywhere, and rdma_rxe runs its loopback
-# whole.
+# rc_test runs quick sizes and the programs a short list. The other
+# kernels but 6.12 (LEAN), where only ib_core and the kernel APIs differ,
+# run a short list too. RC_FULL=1 runs everything everywhere, and rdma_rxe
+# (which has no veth topology) runs its loopback whole.
 TURNS=
 SLOW=
 LEAN=
 if [ -z "${RC_FULL:-}" ] && vroce_debug_kernel; then
 	TURNS=1 SLOW=1
 	export VROCE_RC_QUICK=1
-elif [ -z "${RC_FULL:-}" ] && [ "$DRIVER" = vroce ] && ! vroce_lean_kernel; then
+elif [ -z "${RC_FULL:-}" ] && [ "$DRIVER" = vroce ]; then
 	TURNS=1
-elif [ -z "${RC_FULL:-}" ] && [ "$DRIVER" = vroce ] && vroce_lean_kernel; then
-	# (rdma_rxe has no veth topology: it runs the full loopback.)
-	LEAN=1
+	! vroce_lean_kernel || LEAN=1
 fi
 
 # cases 4|6: the cases run in each topology for that GID family, as
@@ -377,23 +374,6 @@ skip_config() {
 	done
 }
 
-# runs_rc_test PREFIX, runs_cases PREFIX: whether rc_test, and the other
-# cases, run in that topology and family on a lean kernel (with TURNS
-# they take turns instead).
-runs_rc_test() {
-	case "$LEAN:$1" in
-	":"* | "1:veth ipv4" | "1:loop ipv6") return 0 ;;
-	esac
-	return 1
-}
-
-runs_cases() {
-	case "$LEAN:$1" in
-	":"* | "1:veth ipv4") return 0 ;;
-	esac
-	return 1
-}
-
 # run_turn PREFIX: with TURNS, the rc_test cases and the programs
 # whose turn the current topology and family is.
 run_turn() {
@@ -416,30 +396,20 @@ run_turn() {
 
 # run_config PREFIX: rc_test and CASES in the current topology and family.
 run_config() {
-	local prefix=$1 lean="lean run on this kernel, RC_FULL=1 runs it"
-	local t0=$SECONDS t1 c
+	local prefix=$1 t0=$SECONDS t1 c
 
 	ktap_print_msg "$prefix: $DEV_A GID $GID_A <-> $DEV_B GID $GID_B"
 	if [ -n "$TURNS" ]; then
 		run_turn "$prefix"
 		return
 	fi
-	if runs_rc_test "$prefix"; then
-		rc_test_run "rc_test $prefix"
-	else
-		skip_rc_test "$prefix" "$lean"
-	fi
+	rc_test_run "rc_test $prefix"
 	t1=$SECONDS
-	if runs_cases "$prefix"; then
-		for c in "${CASES[@]}"; do
-			# shellcheck disable=SC2086 # the command is a word list
-			check "$prefix ${c%%|*}" ${c#*|}
-			[ -z "${RC_VERBOSE:-}" ] ||
-				ktap_print_msg "$((SECONDS - t1)) s"
-		done
-	else
-		skip_cases "$prefix" "$lean"
-	fi
+	for c in "${CASES[@]}"; do
+		# shellcheck disable=SC2086 # the command is a word list
+		check "$prefix ${c%%|*}" ${c#*|}
+		[ -z "${RC_VERBOSE:-}" ] || ktap_print_msg "$((SECONDS - t1)) s"
+	done
 	ktap_print_msg "$prefix: rc_test $((t1 - t0)) s, the rest $((SECONDS - t1)) s"
 }
 
@@ -469,12 +439,10 @@ done
 
 # RoCE v1 in loopback (the loop topology is still up): rc_test's
 # transfers, whose 64 KiB frames have a GRH payload length of 0 (too long
-# for the field). Not on rdma_rxe (no RoCE v1), nor in a lean run.
+# for the field). Not on rdma_rxe (no RoCE v1).
 prefix="loop roce-v1"
 if [ "$DRIVER" = rxe ]; then
 	skip_config "$prefix" "rdma_rxe has no RoCE v1"
-elif [ -n "$LEAN" ]; then
-	skip_config "$prefix" "lean run on this kernel, RC_FULL=1 runs it"
 elif [ "${loop_ok:-0}" != 1 ] || ! GID_A=$(vroce_gid "$DEV_A" v1); then
 	skip_config "$prefix" "no loop topology or RoCE v1 GID"
 elif [ -n "$TURNS" ]; then

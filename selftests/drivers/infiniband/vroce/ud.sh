@@ -18,11 +18,10 @@
 # perftest results are checked for a zero exit status and a result row,
 # never for speed. Every program runs under timeout(1).
 #
-# By default a lean matrix (see xport_cases), leaner on the kernels but
-# 6.12 and the KASAN one (LEAN). On the KASAN kernel (SLOW)
-# each case runs once, for one of the GID kinds: ud_test's cases take the
-# three kinds in turn (ud_test_kind), the programs run for the kind their table gives
-# (UD_FULL=1 runs everything).
+# By default (TURNS) each case runs once, for one of the GID kinds:
+# ud_test's cases take the three kinds in turn (ud_test_kind), the
+# programs run for the kind their table gives (UD_FULL=1 runs every case
+# for every kind).
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -42,11 +41,8 @@ PORT=19500
 # shellcheck disable=SC2034 # run_pair's
 SRV_PID=
 
-SLOW='' LEAN=''
-if vroce_kasan_kernel && [ -z "${UD_FULL:-}" ]; then
-	SLOW=1
-fi
-vroce_lean_data_path && [ -z "${UD_FULL:-}" ] && LEAN=1
+TURNS=1
+[ -z "${UD_FULL:-}" ] || TURNS=
 
 cleanup() {
 	bg_stop SRV_PID
@@ -243,7 +239,7 @@ ud_test_run() {
 	fi
 }
 
-# ud_test_kind I: on a slow kernel, the kind ud_test's I-th case runs for:
+# ud_test_kind I: with TURNS, the kind ud_test's I-th case runs for:
 # KINDS[I mod 3], but a case that only RoCE v1 can show runs for v1 (a
 # RoCE v2 datagram to a group nobody joined never reaches the driver: the
 # IP stack drops it).
@@ -254,13 +250,13 @@ ud_test_kind() {
 	esac
 }
 
-# skip_ud_test KIND REASON: ud_test's cases for KIND skipped (on a slow
-# kernel, those that run for KIND there).
+# skip_ud_test KIND REASON: ud_test's cases for KIND skipped (with TURNS,
+# those that run for KIND there).
 skip_ud_test() {
 	local i
 
 	for ((i = 0; i < UD_TEST_CASES; i++)); do
-		if [ -z "$SLOW" ]; then
+		if [ -z "$TURNS" ]; then
 			ktap_test_skip "$1 ud_test case $i: $2"
 		elif [ "$(ud_test_kind "$i")" = "$1" ]; then
 			ktap_test_skip "ud_test $1 ${UD_TEST_NAMES[i]}: $2"
@@ -268,7 +264,7 @@ skip_ud_test() {
 	done
 }
 
-# ud_test_turn KIND: on a slow kernel, ud_test's arguments that select the
+# ud_test_turn KIND: with TURNS, ud_test's arguments that select the
 # cases that run for KIND.
 ud_test_turn() {
 	local i
@@ -280,29 +276,27 @@ ud_test_turn() {
 }
 
 # The datagram and UC programs and rdma_cm's, as "WHERE|DESC|COMMAND...":
-# by default a case runs for the GID kinds in WHERE; a lean run (6.1, 7.2
-# and 7.2-rt, where only ib_core and the kernel APIs differ, and KCSAN;
-# vroce_lean_data_path) runs only the cases whose WHERE has "lean"; the
-# KASAN kernel (SLOW) runs each case once, for WHERE's "slow=KIND" or else
-# its first kind. UD_FULL=1 runs every case everywhere. make check has
-# little time to spare.
+# WHERE lists the GID kinds a case is meant for; by default (TURNS) it runs
+# once, for WHERE's "slow=KIND" or else its first kind. UD_FULL=1 runs
+# every case for every kind it can run for. make check has little time to
+# spare.
 xport_cases() {
-	echo "v2-4 v2-6 v1 lean slow=v2-6|ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
-	echo "v2-4 lean|ibv_uc_pingpong|pingpong ibv_uc_pingpong -n 5 -s 5000"
+	echo "v2-4 v2-6 v1 slow=v2-6|ibv_ud_pingpong|pingpong ibv_ud_pingpong -n 5 -s 1000"
+	echo "v2-4|ibv_uc_pingpong|pingpong ibv_uc_pingpong -n 5 -s 5000"
 	echo "v2-4|ib_send_bw -c UD|perf 1024 ib_send_bw -c UD"
 	echo "v2-4|ib_send_lat -c UD|perf 64 ib_send_lat -c UD"
 	echo "v2-4|ib_write_bw -c UC|perf 65536 ib_write_bw -c UC"
 }
 
 cm_cases() {
-	echo "v2-4 v2-6 v1 lean slow=v2-6|rping -V|rping_pair"
+	echo "v2-4 v2-6 v1 slow=v2-6|rping -V|rping_pair"
 	echo "v2-4|ucmatose|ucmatose_pair"
 	echo "v2-4 v2-6 v1 slow=v1|rdma_server/rdma_client|rdma_ex_pair"
-	echo "v2-4 v1 lean|udaddy|udaddy_pair"
+	echo "v2-4 v1|udaddy|udaddy_pair"
 	echo "v2-4|ib_write_bw -R|perf 65536 ib_write_bw -R"
 	echo "v2-4|ib_read_bw -R|perf 65536 ib_read_bw -R"
 	echo "v2-4|ib_send_bw -R|perf 65536 ib_send_bw -R"
-	echo "v2-4 v1 lean slow=v1|mckey|mckey_pair"
+	echo "v2-4 v1 slow=v1|mckey|mckey_pair"
 	echo "v2-4|mckey loopback|mckey_loop"
 }
 
@@ -322,8 +316,8 @@ excluded() {
 	esac
 }
 
-# slow_kind CASE: the kind a case (WHERE|DESC|COMMAND) runs for on a slow
-# kernel: WHERE's "slow=KIND", else its first.
+# slow_kind CASE: the kind a case (WHERE|DESC|COMMAND) runs for with
+# TURNS: WHERE's "slow=KIND", else its first.
 slow_kind() {
 	local w
 
@@ -334,23 +328,17 @@ slow_kind() {
 	echo "${w%% *}"
 }
 
-# run_case PREFIX KIND CASE: run CASE (WHERE|DESC|COMMAND) or skip it. On
-# a slow kernel, nothing unless it runs for KIND there.
+# run_case PREFIX KIND CASE: run CASE (WHERE|DESC|COMMAND) or skip it.
+# With TURNS, nothing unless it runs for KIND there.
 run_case() {
-	local where=${3%%|*} rest=${3#*|} why='' no
+	local rest=${3#*|} why='' no
 
-	if [ -n "$SLOW" ]; then
+	if [ -n "$TURNS" ]; then
 		[ "$(slow_kind "$3")" = "$2" ] || return 0
 		# shellcheck disable=SC2086 # the command is a word list
 		check "$1 ${rest%%|*}" ${rest#*|}
 		return
 	fi
-	case " $where " in
-	*" $2 "*) [ -z "$LEAN" ] || [[ " $where " = *" lean "* ]] ||
-		why="lean run on this kernel, UD_FULL=1 runs it" ;;
-	*) why="not run for $2 by default, UD_FULL=1 runs it" ;;
-	esac
-	[ -z "${UD_FULL:-}" ] || why=
 	no=$(excluded "$2" "$rest") && why=$no
 	if [ -n "$why" ]; then
 		ktap_test_skip "$1 ${rest%%|*}: $why"
@@ -360,14 +348,14 @@ run_case() {
 	check "$1 ${rest%%|*}" ${rest#*|}
 }
 
-# skip_cases PREFIX KIND REASON CASE...: those cases skipped for KIND (on a
-# slow kernel, those that run for KIND there).
+# skip_cases PREFIX KIND REASON CASE...: those cases skipped for KIND
+# (with TURNS, those that run for KIND there).
 skip_cases() {
 	local prefix=$1 kind=$2 why=$3 c
 
 	shift 3
 	for c in "$@"; do
-		[ -z "$SLOW" ] || [ "$(slow_kind "$c")" = "$kind" ] || continue
+		[ -z "$TURNS" ] || [ "$(slow_kind "$c")" = "$kind" ] || continue
 		c=${c#*|}
 		ktap_test_skip "$prefix ${c%%|*}: $why"
 	done
@@ -377,7 +365,7 @@ ktap_print_header
 [ -n "$UD_TEST_CASES" ] || ktap_exit_fail_msg "cannot list ud_test's cases"
 [ "${#UD_TEST_NAMES[@]}" = "$UD_TEST_CASES" ] ||
 	ktap_exit_fail_msg "cannot list ud_test's cases"
-if [ -n "$SLOW" ]; then
+if [ -n "$TURNS" ]; then
 	# Every case once.
 	ktap_set_plan $((UD_TEST_CASES + ${#XCASES[@]} + ${#CMCASES[@]}))
 else
@@ -410,7 +398,7 @@ for kind in "${KINDS[@]}"; do
 		continue
 	fi
 	ktap_print_msg "$kind: uda GID $GID_A <-> udb GID $GID_B"
-	if [ -z "$SLOW" ]; then
+	if [ -z "$TURNS" ]; then
 		ud_test_run "ud_test $kind"
 	else
 		mapfile -t args < <(ud_test_turn "$kind")
