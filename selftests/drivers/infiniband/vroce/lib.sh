@@ -131,6 +131,13 @@ vroce_exited() {
 	[ -z "$state" ] || [ "$state" = Z ]
 }
 
+# vroce_proc_is PID COMM: PID runs the program COMM.
+vroce_proc_is() {
+	local comm
+
+	read -r comm 2>/dev/null <"/proc/$1/comm" && [ "$comm" = "$2" ]
+}
+
 # vroce_stuck_report PID: where PID, a command that outlived its bound, and
 # every task in D state wait in the kernel, a line each: "PID (comm) state:
 # innermost frames". One awk finds the D-state tasks: a process per task

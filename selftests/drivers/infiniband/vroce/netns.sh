@@ -21,13 +21,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# proc_is PID COMM: PID runs the program COMM.
-proc_is() {
-	local comm
-
-	read -r comm 2>/dev/null <"/proc/$1/comm" && [ "$comm" = "$2" ]
-}
-
 # ns_proc NS VAR: a process that sleeps in namespace NS, its PID in VAR
 # once it runs there: /proc/PID/net is NS's, read with builtins (no
 # process per look at NS's sockets).
@@ -36,7 +29,7 @@ ns_proc() {
 
 	ip netns exec "$1" sleep 600 &
 	ns_proc_pid=$!
-	wait_for 10 proc_is "$ns_proc_pid" sleep
+	wait_for 10 vroce_proc_is "$ns_proc_pid" sleep
 }
 
 setup() {

@@ -44,13 +44,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# proc_is PID COMM: PID runs the program COMM.
-proc_is() {
-	local comm
-
-	read -r comm 2>/dev/null <"/proc/$1/comm" && [ "$comm" = "$2" ]
-}
-
 # ns_proc NS: a process that sleeps in namespace NS, its PID in
 # NS_PROC[NS] once it runs there. ip netns exec mounts NS's sysfs in the
 # process's own mount namespace, so the script reads NS's netdevs under
@@ -58,7 +51,7 @@ proc_is() {
 ns_proc() {
 	ip netns exec "$1" sleep 600 &
 	NS_PROC[$1]=$!
-	wait_for 10 proc_is "$!" sleep
+	wait_for 10 vroce_proc_is "$!" sleep
 }
 
 setup() {
