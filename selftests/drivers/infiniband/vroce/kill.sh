@@ -16,11 +16,12 @@
 # module unloads; the VM runner fails the run on any kernel report
 # (kmemleak, lockdep, KASAN, hung task).
 #
-# KILL_ROUNDS (default 8, 4 on a lean kernel) and KILL_SEED (default
-# random, printed) set the rounds: round N uses tool N % 4, loopback when
-# N / 4 is odd, the client as victim when N + N / 4 is odd, SIGSEGV when
-# N / 2 is odd: 8 rounds run each tool once over the veth pair and once in
-# loopback, each victim and each signal in turn.
+# KILL_ROUNDS (default 4) and KILL_SEED (default random, printed) set the
+# rounds: round N uses tool N % 4, loopback when N + N / 4 is odd, the
+# client as victim when N / 2 + N / 4 is odd, SIGSEGV when N + N / 2 is
+# odd. 4 rounds run every tool, both topologies with each victim, and each
+# victim with each signal; 8 run each tool once over the veth pair and
+# once in loopback.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -28,8 +29,7 @@ vroce_require ip rdma ss timeout ib_write_bw ib_read_bw ib_send_bw \
 	ib_atomic_bw
 
 TOOLS=(ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw)
-ROUNDS=${KILL_ROUNDS:-8}
-vroce_lean_kernel && [ -z "${KILL_ROUNDS:-}" ] && ROUNDS=4
+ROUNDS=${KILL_ROUNDS:-4}
 SEED=${KILL_SEED:-$((RANDOM * 32768 + RANDOM))}
 GIDA=
 GIDB=
@@ -76,12 +76,12 @@ gone_within() {
 
 # round N: one kill; prints what happened, returns its verdict.
 round() {
-	local n=$1 tool=${TOOLS[$(($1 % 4))]} loop=$((($1 / 4) % 2))
+	local n=$1 tool=${TOOLS[$(($1 % 4))]} loop=$((($1 + $1 / 4) % 2))
 	local victim=server sig=KILL port=$((PORT++)) delay
 	local srv_ns=$NSB srv_dev=nkb srv_gid=$GIDB sip=192.0.2.2 args
 
-	(((n + n / 4) % 2)) && victim=client
-	(((n / 2) % 2)) && sig=SEGV
+	(((n / 2 + n / 4) % 2)) && victim=client
+	(((n + n / 2) % 2)) && sig=SEGV
 	if [ "$loop" = 1 ]; then
 		srv_ns=$NSA srv_dev=nka srv_gid=$GIDA sip=192.0.2.1
 	fi

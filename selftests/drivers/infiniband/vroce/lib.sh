@@ -39,7 +39,9 @@ vroce_skip_all() {
 # runs everything): the debug kernels (KASAN, lockdep, kmemleak; or KCSAN:
 # several times slower), and every kernel but 6.12, whose matrices are
 # the largest: on the others only ib_core and the kernel APIs differ. Two
-# VMs share make check's two cores.
+# VMs share make check's two cores. The stress and fuzz scripts (kill,
+# netem, netns_race, ring_fuzz, teardown) run the same counts on every
+# kernel, fewer on the debug kernels; their knobs and make soak run more.
 vroce_debug_kernel() {
 	vroce_kasan_kernel || [ -e /sys/kernel/debug/kcsan ]
 }
@@ -50,8 +52,8 @@ vroce_lean_kernel() {
 	return 0
 }
 
-# vroce_kasan_kernel: the debug kernel with KASAN (lockdep, kmemleak too),
-# where memory-safety bugs show. vroce_lean_data_path: a lean kernel that
+# vroce_kasan_kernel: the debug kernel with KASAN (lockdep, kmemleak too,
+# unless booted with kmemleak=off), where memory-safety bugs show. vroce_lean_data_path: a lean kernel that
 # is not that one (6.1, 7.2, KCSAN), where a script whose data-path cases
 # all run under KASAN may run fewer of them.
 vroce_kasan_kernel() {

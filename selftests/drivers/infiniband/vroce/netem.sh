@@ -4,7 +4,7 @@
 # The RC transport over a bad link: two namespaces joined by a veth pair,
 # a vroce device on each end, netem on both ends adding loss, reordering,
 # duplication, corruption and delay. rc_stream moves NETEM_MIB MiB (default
-# 16, 4 on 6.1, 2 on the debug kernel: make check's time budget; the 256 MiB run takes
+# 4, 2 on the debug kernel: make check's time budget; a 256 MiB run takes
 # minutes per operation under TCG) of RDMA WRITEs, then READs, then SENDs, with
 # 16 operations of 64 KiB in flight, and checks every byte. Then the
 # counters must show what the link did: retransmissions on the requesters,
@@ -20,10 +20,9 @@ vroce_require ip rdma tc
 NETEM=${NETEM:-loss 5% reorder 5% duplicate 1% corrupt 0.1% delay 1ms}
 read -ra OPS <<<"${NETEM_OPS:-write read send}"
 if [ -z "${NETEM_MIB:-}" ]; then
-	NETEM_MIB=16
-	# 4 on 6.1, 2 on the debug kernel (KASAN and lockdep make it
-	# several times slower): make check's time (vroce_lean_kernel).
-	vroce_lean_kernel && NETEM_MIB=4
+	# 2 on the debug kernel (KASAN and lockdep make it several times
+	# slower): make check's time.
+	NETEM_MIB=4
 	vroce_debug_kernel && NETEM_MIB=2
 fi
 trap vroce_ns_devs_cleanup EXIT

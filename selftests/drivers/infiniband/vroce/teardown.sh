@@ -33,7 +33,7 @@
 # its value before the first round (printed; the VM runner's kmemleak scan
 # is what finds a leak).
 #
-# TEARDOWN_ROUNDS sets the number of rounds (default 8, 6 on 6.1, 3 on the
+# TEARDOWN_ROUNDS sets the number of rounds (default 6, 3 on the
 # debug kernels; make soak runs more), TEARDOWN_SEED the random seed
 # (printed).
 
@@ -42,8 +42,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 vroce_require ip rdma
 renice -n -5 -p $$ >/dev/null 2>&1
 
-ROUNDS=${TEARDOWN_ROUNDS:-8}
-vroce_lean_kernel && [ -z "${TEARDOWN_ROUNDS:-}" ] && ROUNDS=6
+ROUNDS=${TEARDOWN_ROUNDS:-6}
 vroce_debug_kernel && [ -z "${TEARDOWN_ROUNDS:-}" ] && ROUNDS=3
 SEED=${TEARDOWN_SEED:-$((RANDOM * 32768 + RANDOM))}
 # The bound on each step; the debug kernels run several times slower.
