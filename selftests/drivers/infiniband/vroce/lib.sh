@@ -53,9 +53,10 @@ vroce_lean_kernel() {
 }
 
 # vroce_kasan_kernel: the debug kernel with KASAN (lockdep, kmemleak too,
-# unless booted with kmemleak=off), where memory-safety bugs show. vroce_lean_data_path: a lean kernel that
-# is not that one (6.1, 7.2, KCSAN), where a script whose data-path cases
-# all run under KASAN may run fewer of them.
+# unless booted with kmemleak=off), where memory-safety bugs show.
+# vroce_lean_data_path: a lean kernel that is not that one (6.1, 7.2,
+# KCSAN), where a script whose data-path cases all run under KASAN may run
+# fewer of them.
 vroce_kasan_kernel() {
 	[ -e /sys/kernel/debug/kmemleak ]
 }
