@@ -178,9 +178,9 @@ FUZZ_TESTS=${FUZZ_TESTS:-ring_fuzz.sh frame_fuzz.sh teardown.sh scale.sh}
 # one in each lane: alone they would outlast the other lane by far. The
 # second runs the data-path scripts and boots with kmemleak=off: kmemleak
 # tracks every allocation, each frame's too, and halved their speed
-# (frame_fuzz.sh: 518 frames/s with it, 1027 without; these scripts
-# together: 1201 s with it, 625 s without). KASAN, lockdep and the rest
-# stay on. The first VM, with kmemleak, runs the control plane and the
+# (frame_fuzz.sh: 518 frames/s with it, 1027 without; these scripts in
+# two VMs side by side: 1045 s with it, 625 s without). KASAN, lockdep
+# and the rest stay on. The first VM, with kmemleak, runs the control plane and the
 # scripts that fail and tear down objects under load (faults.sh,
 # teardown.sh, lifecycle.sh, netns_race.sh, stall.sh, ring_fuzz.sh); make
 # soak runs the data-path ones (kill.sh too) with kmemleak on. With TESTS
