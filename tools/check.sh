@@ -180,11 +180,11 @@ FUZZ_TESTS=${FUZZ_TESTS:-ring_fuzz.sh frame_fuzz.sh teardown.sh scale.sh}
 # tracks every allocation, each frame's too, and halved their speed
 # (frame_fuzz.sh: 518 frames/s with it, 1027 without; these scripts in
 # two VMs side by side: 1045 s with it, 625 s without). KASAN, lockdep
-# and the rest stay on. The first VM, with kmemleak, runs the control plane and the
-# scripts that fail and tear down objects under load (faults.sh,
-# teardown.sh, lifecycle.sh, netns_race.sh, stall.sh, ring_fuzz.sh); make
-# soak runs the data-path ones (kill.sh too) with kmemleak on. With TESTS
-# set, one VM runs them, with kmemleak.
+# and the rest stay on. The first VM, with kmemleak, runs the control
+# plane and the scripts that fail and tear down objects under load
+# (faults.sh, teardown.sh, lifecycle.sh, netns_race.sh, stall.sh,
+# ring_fuzz.sh); make soak runs the data-path ones (kill.sh too) with
+# kmemleak on. With TESTS set, one VM runs them, with kmemleak.
 DEBUG2_TESTS=${DEBUG2_TESTS:-frame_fuzz.sh inject.sh kill.sh rc.sh netem.sh ud.sh cc.sh nvme.sh scale.sh}
 
 # What the stock 6.12 kernel leaves to the debug kernel, built from the same
@@ -530,7 +530,8 @@ boot_once() {
 	log "$k: booting the VM (timeout $tmo s)"
 	# Each script's result, with the seconds since the boot began.
 	# shellcheck disable=SC2086 # a list of names
-	VROCE_KARGS=$kargs "$RUNNER" "${args[@]}" -- env VROCE_KO="$ko" tools/ksft.sh run $tests 2>&1 |
+	VROCE_KARGS=$kargs "$RUNNER" "${args[@]}" -- \
+		env VROCE_KO="$ko" tools/ksft.sh run $tests 2>&1 |
 		tee "$dir/run.log" | grep --line-buffered -E '^(not )?ok [0-9]+ selftests: ' |
 		while IFS= read -r line; do
 			echo "  [$k] +$((SECONDS - start)) s $line"

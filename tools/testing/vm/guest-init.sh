@@ -9,7 +9,8 @@
 #    (dir to bind over /lib/modules, may be empty), vroce_userland (a root
 #    to run the command in, may be empty) and the vroce_cmd array.
 #  - The command's output goes to the console (ttyS0). Afterwards kmemleak
-#    (if present and on) is scanned into kmemleak.txt and dmesg saved as dmesg.txt.
+#    (if present and on) is scanned into kmemleak.txt and dmesg saved as
+#    dmesg.txt.
 #    dmesg.live follows dmesg while the guest runs, for post-mortems.
 #  - The very last step writes the command's exit status to ttyS1. No status
 #    means the run failed before or during the command.

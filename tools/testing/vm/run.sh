@@ -238,7 +238,8 @@ kernel_cmdline() {
 	elif [[ $KERNEL != kcsan ]]; then
 		args+=(mitigations=off)
 	fi
-	# More, for experiments: VROCE_KARGS="slub_debug=- ..." in the env.
+	# More from VROCE_KARGS in the env (make check's second debug VM:
+	# kmemleak=off).
 	read -ra extra <<<"${VROCE_KARGS:-}"
 	args+=("${extra[@]}")
 	echo "${args[*]}"
